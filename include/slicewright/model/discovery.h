@@ -1,0 +1,59 @@
+// discovery.k8s.io/v1 EndpointSlice. Copyable aggregate with defaulted equality; thread-compatible.
+// nil and empty lists are the same here (both an empty vector), as the reconciler requires.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "slicewright/model/meta.h"
+
+namespace slicewright::model {
+
+inline constexpr std::string_view kAddressTypeIPv4 = "IPv4";
+inline constexpr std::string_view kAddressTypeIPv6 = "IPv6";
+inline constexpr std::string_view kAddressTypeFQDN = "FQDN";
+
+struct EndpointConditions {
+  std::optional<bool> ready;
+  std::optional<bool> serving;
+  std::optional<bool> terminating;
+  friend bool operator==(const EndpointConditions&, const EndpointConditions&) = default;
+};
+
+struct EndpointHints {
+  std::vector<std::string> for_zones;  // forZones[].name
+  std::vector<std::string> for_nodes;  // forNodes[].name
+  friend bool operator==(const EndpointHints&, const EndpointHints&) = default;
+};
+
+struct Endpoint {
+  std::vector<std::string> addresses;
+  EndpointConditions conditions;
+  std::optional<std::string> hostname;
+  std::optional<ObjectReference> target_ref;
+  std::optional<std::string> node_name;
+  std::optional<std::string> zone;
+  std::optional<EndpointHints> hints;
+  friend bool operator==(const Endpoint&, const Endpoint&) = default;
+};
+
+// discovery/v1 EndpointPort: every field optional.
+struct EndpointPort {
+  std::optional<std::string> name;
+  std::optional<std::string> protocol;
+  std::optional<std::int32_t> port;
+  std::optional<std::string> app_protocol;
+  friend bool operator==(const EndpointPort&, const EndpointPort&) = default;
+};
+
+struct EndpointSlice {
+  ObjectMeta metadata;
+  std::string address_type;
+  std::vector<Endpoint> endpoints;
+  std::vector<EndpointPort> ports;
+  friend bool operator==(const EndpointSlice&, const EndpointSlice&) = default;
+};
+
+}  // namespace slicewright::model

@@ -1,0 +1,65 @@
+// The reconciler's input: the owner of a set of EndpointSlices and the endpoints it should publish,
+// grouped by address type and port set. Every source (Service + Pods, Endpoints for mirroring,
+// Multus network-status, remote clusters) is an adapter producing this. Plain values.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "slicewright/model/discovery.h"
+#include "slicewright/model/meta.h"
+
+namespace slicewright::reconcile {
+
+// The object that owns the slices (a Service, an Endpoints, a ServiceImport).
+struct Owner {
+  std::string api_version = "v1";
+  std::string kind = "Service";
+  std::string namespace_;
+  std::string name;
+  std::string uid;
+  // The owner has a deletionTimestamp: no slice is created (updates and deletes still are).
+  bool being_deleted = false;
+  friend bool operator==(const Owner&, const Owner&) = default;
+};
+
+// One address type and port set, and the endpoints that serve it. A group may be empty: it then
+// empties (and so deletes) existing slices of that port set but creates none (spec §3.6).
+struct EndpointGroup {
+  std::string address_type;  // "IPv4" or "IPv6"
+  std::vector<model::EndpointPort> ports;
+  std::vector<model::Endpoint> endpoints;
+};
+
+// A problem worth an Event on the owner (a skipped pod, an invalid IP, a hints decision).
+struct Diagnostic {
+  enum class Severity { kNormal, kWarning };
+  Severity severity = Severity::kWarning;
+  std::string reason;
+  std::string message;
+  // The sync must be retried even though the plan is applied (e.g. a pod's Node is missing).
+  bool retry = false;
+  friend bool operator==(const Diagnostic&, const Diagnostic&) = default;
+};
+
+struct DesiredEndpoints {
+  Owner owner;
+  // Address types served; existing slices of any other type are deleted.
+  std::vector<std::string> address_types;
+  std::vector<EndpointGroup> groups;
+  // The full label set every written slice carries (reserved keys included).
+  model::StringMap labels;
+  // Annotations every written slice carries, besides the trigger-time annotation.
+  model::StringMap annotations;
+  // The change that triggered this sync; zero removes the trigger-time annotation on written slices.
+  model::Time trigger_time;
+  // The owner's spec.trafficDistribution, if any.
+  std::optional<std::string> traffic_distribution;
+  // The owner asks for topology-aware hints (service.kubernetes.io/topology-mode: Auto).
+  bool topology_hints_requested = false;
+  // Problems met while deriving this state.
+  std::vector<Diagnostic> diagnostics;
+};
+
+}  // namespace slicewright::reconcile

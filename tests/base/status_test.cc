@@ -1,0 +1,72 @@
+#include "slicewright/base/status.h"
+
+#include <gtest/gtest.h>
+
+#include "slicewright/base/result.h"
+
+namespace slicewright {
+namespace {
+
+// An OK status carries nothing and prints "OK".
+TEST(StatusTest, OkIsEmpty) {
+  Status status;
+  EXPECT_TRUE(status.ok());
+  EXPECT_EQ(status.code(), StatusCode::kOk);
+  EXPECT_EQ(status.ToString(), "OK");
+}
+
+// Object and field path compose as the decoders build them, innermost field first.
+TEST(StatusTest, ComposesObjectAndFieldPath) {
+  Status status = InvalidError("expected string");
+  status.WithFieldPrefix(".ip").WithFieldPrefix(".status.podIPs[0]").WithObject("pods/web-1");
+  status.WithObject("pods/other");  // the first object set wins
+  EXPECT_EQ(status.ToString(), "pods/web-1: .status.podIPs[0].ip: expected string");
+  EXPECT_EQ(status.code(), StatusCode::kInvalid);
+  EXPECT_EQ(StatusCodeReason(status.code()), "Invalid");
+  EXPECT_EQ(StatusCodeHttp(status.code()), 422);
+}
+
+// Copies are deep and compare equal.
+TEST(StatusTest, CopiesAreIndependent) {
+  Status a = NotFoundError("gone");
+  Status b = a;
+  b.WithContext("listing pods");
+  EXPECT_EQ(a.ToString(), "gone");
+  EXPECT_EQ(b.ToString(), "listing pods: gone");
+  EXPECT_FALSE(a == b);
+  EXPECT_TRUE(a == Status(a));
+}
+
+// The retry policy: conflicts and server trouble retry, bad input does not.
+TEST(StatusTest, RetryPolicy) {
+  EXPECT_TRUE(IsRetryable(ConflictError("x")));
+  EXPECT_TRUE(IsRetryable(UnavailableError("x")));
+  EXPECT_TRUE(IsRetryable(InternalError("x")));
+  EXPECT_FALSE(IsRetryable(InvalidError("x")));
+  EXPECT_FALSE(IsRetryable(BadRequestError("x")));
+  EXPECT_FALSE(IsRetryable(Status()));
+}
+
+Result<int> Half(int value) {
+  if (value % 2 != 0) return InvalidError("odd");
+  return value / 2;
+}
+
+Result<int> Quarter(int value) {
+  SW_ASSIGN_OR_RETURN(int half, Half(value));
+  return Half(half);
+}
+
+// Result carries a value or an error, and the macros propagate errors.
+TEST(ResultTest, PropagatesErrors) {
+  EXPECT_EQ(*Quarter(8), 2);
+  Result<int> odd = Quarter(6);
+  ASSERT_FALSE(odd.ok());
+  EXPECT_EQ(odd.status().message(), "odd");
+  EXPECT_EQ(odd.value_or(-1), -1);
+  Result<std::string> text = std::string("abc");
+  EXPECT_EQ(text->size(), 3U);
+}
+
+}  // namespace
+}  // namespace slicewright
