@@ -54,9 +54,9 @@ struct PlanStats {
   std::vector<GroupStats> groups;
   // Labels of endpoint_slice_controller_endpointslices_changed_per_sync.
   std::string topology_label = "Disabled";    // "Auto" or "Disabled"
-  std::string traffic_distribution_label;     // a valid trafficDistribution, or ""
-  // Bucket of services_count_by_traffic_distribution: the valid value, or "none".
-  std::string traffic_distribution_bucket = "none";
+  // The trafficDistribution in effect (valid, and topology hints not requested), or "". Also what
+  // the Service counts under in services_count_by_traffic_distribution ("" = none in effect).
+  std::string traffic_distribution_label;
   std::int64_t added() const;
   std::int64_t removed() const;
 };

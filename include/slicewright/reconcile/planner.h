@@ -44,6 +44,9 @@ struct PlanOptions {
 
 Plan PlanSlices(const DesiredEndpoints& desired, std::span<const model::EndpointSlice> existing,
                 const PlanOptions& options);
+// The same plan; endpoints are moved out of `desired` instead of copied.
+Plan PlanSlices(DesiredEndpoints&& desired, std::span<const model::EndpointSlice> existing,
+                const PlanOptions& options);
 
 // The order-insensitive key of a port set (nil and empty are the same): slices of one key are
 // interchangeable. Canonical text, so it sorts and prints deterministically.
@@ -51,5 +54,18 @@ std::string PortMapKey(std::span<const model::EndpointPort> ports);
 
 // metadata.generateName for slices of `owner_name` (spec §1.3).
 std::string SliceGenerateName(std::string_view owner_name);
+
+}  // namespace slicewright::reconcile
+
+namespace slicewright::reconcile {
+
+// Total order on endpoint identity (spec §3.7): sorted addresses, hostname, targetRef namespace,
+// targetRef name. Sources that emit each group's endpoints sorted by it (and unique) let the
+// planner skip sorting; any other order is accepted and sorted.
+int CompareEndpointIdentity(const model::Endpoint& a, const model::Endpoint& b);
+
+// Whether a kept endpoint needs rewriting (spec §3.7 EqualBeyondHash): nodeName, zone, the three
+// conditions (nil differs from set) and targetRef ignoring resourceVersion. Hints are not compared.
+bool EndpointEqualBeyondIdentity(const model::Endpoint& desired, const model::Endpoint& stored);
 
 }  // namespace slicewright::reconcile

@@ -1,0 +1,266 @@
+// Benchmarks of the reconcile core (issue #2 §5): a full reconcile from no slices, a one-pod
+// readiness flip with slices in place, an unchanged resync of many Services, and dual-stack.
+// Run: build/release/bench/slicewright_bench; `--smoke` runs every case once at a tiny size.
+#include <benchmark/benchmark.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "slicewright/model/core.h"
+#include "slicewright/model/discovery.h"
+#include "slicewright/reconcile/planner.h"
+#include "slicewright/reconcile/pod_source.h"
+
+namespace {
+
+// Counts heap allocations so each case can report allocations per endpoint.
+std::atomic<std::int64_t> g_allocations{0};
+bool g_smoke = false;
+
+}  // namespace
+
+void* operator new(std::size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace slicewright {
+namespace {
+
+using model::Node;
+using model::Pod;
+using model::Service;
+
+std::int64_t Size(const benchmark::State& state) { return g_smoke ? 1 : state.range(0); }
+
+Service MakeService(std::string name, bool dual_stack) {
+  Service service;
+  service.metadata.name = std::move(name);
+  service.metadata.namespace_ = "bench";
+  service.metadata.uid = "5f0c3a4e-8d51-4a43-9d6b-" + std::to_string(std::hash<std::string>{}(service.metadata.name) % 1000000000000ULL);
+  service.metadata.creation_timestamp = model::Time::FromUnixSeconds(1700000000);
+  service.spec.selector = model::StringMap{{"app", service.metadata.name}};
+  service.spec.cluster_ip = "10.96.0.10";
+  service.spec.ip_families = {"IPv4"};
+  if (dual_stack) service.spec.ip_families.push_back("IPv6");
+  model::ServicePort port;
+  port.name = "http";
+  port.port = 80;
+  port.target_port = model::IntOrString::FromInt(8080);
+  service.spec.ports = {port};
+  return service;
+}
+
+std::vector<Node> MakeNodes() {
+  std::vector<Node> nodes(3);
+  const char* zones[] = {"zone-a", "zone-b", "zone-c"};
+  for (int i = 0; i < 3; ++i) {
+    nodes[static_cast<std::size_t>(i)].metadata.name = "node-" + std::to_string(i);
+    nodes[static_cast<std::size_t>(i)].metadata.labels = {{"topology.kubernetes.io/zone", zones[i]}};
+    nodes[static_cast<std::size_t>(i)].status.allocatable = {{"cpu", "4"}};
+    nodes[static_cast<std::size_t>(i)].status.conditions = {{"Ready", "True", {}, "", ""}};
+  }
+  return nodes;
+}
+
+Pod MakePod(const Service& service, std::int64_t i, bool dual_stack) {
+  Pod pod;
+  pod.metadata.name = service.metadata.name + "-" + std::to_string(i);
+  pod.metadata.namespace_ = service.metadata.namespace_;
+  pod.metadata.uid = "0a1b2c3d-4e5f-6789-abcd-" + std::to_string(100000000000 + i);
+  pod.metadata.labels = *service.spec.selector;
+  pod.spec.node_name = "node-" + std::to_string(i % 3);
+  pod.spec.containers.push_back(model::Container{"app", "nginx", {{"http", 8080, "TCP", 0, ""}}, {}});
+  pod.status.phase = "Running";
+  const std::int64_t n = i + 1;
+  pod.status.pod_ip = "10." + std::to_string((n >> 16) & 255) + "." + std::to_string((n >> 8) & 255) +
+                      "." + std::to_string(n & 255);
+  pod.status.pod_ips = {pod.status.pod_ip};
+  if (dual_stack) pod.status.pod_ips.push_back("fd00::" + std::to_string(n));
+  pod.status.conditions = {{"Ready", "True", model::Time::FromUnixSeconds(1700000100), "", ""}};
+  return pod;
+}
+
+struct Fixture {
+  Service service;
+  std::vector<Node> nodes = MakeNodes();
+  std::vector<Pod> pods;
+  std::vector<const Pod*> pod_ptrs;
+
+  Fixture(std::string name, std::int64_t count, bool dual_stack)
+      : service(MakeService(std::move(name), dual_stack)) {
+    pods.reserve(static_cast<std::size_t>(count));
+    for (std::int64_t i = 0; i < count; ++i) pods.push_back(MakePod(service, i, dual_stack));
+    for (const Pod& pod : pods) pod_ptrs.push_back(&pod);
+  }
+
+  reconcile::DesiredEndpoints Desired() const {
+    auto lookup = [this](std::string_view name) -> const Node* {
+      for (const Node& node : nodes) {
+        if (node.metadata.name == name) return &node;
+      }
+      return nullptr;
+    };
+    return reconcile::DesiredFromService(service, pod_ptrs, lookup, {});
+  }
+};
+
+// What an API server stores after applying `plan` to nothing: names filled in.
+std::vector<model::EndpointSlice> Stored(const reconcile::Plan& plan) {
+  std::vector<model::EndpointSlice> slices;
+  int counter = 0;
+  for (const reconcile::SliceAction& action : plan.actions) {
+    model::EndpointSlice slice = action.slice;
+    slice.metadata.name = slice.metadata.generate_name + std::to_string(++counter);
+    slice.metadata.resource_version = "1";
+    slices.push_back(std::move(slice));
+  }
+  return slices;
+}
+
+void ReportPerEndpoint(benchmark::State& state, std::int64_t endpoints, std::int64_t allocations) {
+  const double total = static_cast<double>(endpoints) * static_cast<double>(state.iterations());
+  state.counters["ns_per_endpoint"] = benchmark::Counter(
+      total, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["allocs_per_endpoint"] = static_cast<double>(allocations) / total;
+}
+
+// Full reconcile of one Service with N ready pods and no slices: derive + plan.
+void BM_FullReconcile(benchmark::State& state) {
+  const Fixture fixture("web", Size(state), false);
+  const reconcile::PlanOptions options;
+  const std::int64_t before = g_allocations.load();
+  for (auto _ : state) {
+    reconcile::Plan plan = reconcile::PlanSlices(fixture.Desired(), {}, options);
+    benchmark::DoNotOptimize(plan.actions.data());
+  }
+  ReportPerEndpoint(state, Size(state), g_allocations.load() - before);
+}
+BENCHMARK(BM_FullReconcile)->Arg(100)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMicrosecond);
+
+// The planner alone on pre-derived endpoints (the controller's cost when desired state is cached).
+void BM_FullReconcilePlanOnly(benchmark::State& state) {
+  const Fixture fixture("web", Size(state), false);
+  const reconcile::DesiredEndpoints desired = fixture.Desired();
+  const reconcile::PlanOptions options;
+  const std::int64_t before = g_allocations.load();
+  for (auto _ : state) {
+    reconcile::Plan plan = reconcile::PlanSlices(desired, {}, options);
+    benchmark::DoNotOptimize(plan.actions.data());
+  }
+  ReportPerEndpoint(state, Size(state), g_allocations.load() - before);
+}
+BENCHMARK(BM_FullReconcilePlanOnly)->Arg(10000)->Arg(100000)->Unit(benchmark::kMicrosecond);
+
+// One pod turns unready on a Service whose slices are in place: exactly one slice write.
+void BM_OnePodReadinessFlip(benchmark::State& state) {
+  Fixture fixture("web", Size(state), false);
+  const reconcile::PlanOptions options;
+  const std::vector<model::EndpointSlice> slices =
+      Stored(reconcile::PlanSlices(fixture.Desired(), {}, options));
+  std::size_t next = 0;
+  const std::int64_t before = g_allocations.load();
+  for (auto _ : state) {
+    Pod& pod = fixture.pods[next];
+    pod.status.conditions[0].status = "False";
+    reconcile::Plan plan = reconcile::PlanSlices(fixture.Desired(), slices, options);
+    pod.status.conditions[0].status = "True";
+    next = (next + 97) % fixture.pods.size();
+    if (plan.actions.size() != 1) {
+      state.SkipWithError("a one-pod change must make exactly one write");
+      break;
+    }
+  }
+  ReportPerEndpoint(state, Size(state), g_allocations.load() - before);
+}
+BENCHMARK(BM_OnePodReadinessFlip)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
+// The same flip measured on the planner alone, with the desired state already derived.
+void BM_OnePodReadinessFlipPlanOnly(benchmark::State& state) {
+  Fixture fixture("web", Size(state), false);
+  const reconcile::PlanOptions options;
+  reconcile::DesiredEndpoints desired = fixture.Desired();
+  const std::vector<model::EndpointSlice> slices =
+      Stored(reconcile::PlanSlices(desired, {}, options));
+  std::size_t next = 0;
+  for (auto _ : state) {
+    auto& conditions = desired.groups[0].endpoints[next].conditions;
+    conditions.ready = false;
+    reconcile::Plan plan = reconcile::PlanSlices(desired, slices, options);
+    conditions.ready = true;
+    next = (next + 97) % desired.groups[0].endpoints.size();
+    if (plan.actions.size() != 1) {
+      state.SkipWithError("a one-pod change must make exactly one write");
+      break;
+    }
+  }
+}
+BENCHMARK(BM_OnePodReadinessFlipPlanOnly)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
+// 10k Services x 15 pods resynced with nothing changed: zero writes.
+void BM_ResyncUnchanged(benchmark::State& state) {
+  const std::int64_t services = g_smoke ? 1 : state.range(0);
+  std::vector<std::unique_ptr<Fixture>> fixtures;
+  std::vector<std::vector<model::EndpointSlice>> slices;
+  const reconcile::PlanOptions options;
+  for (std::int64_t s = 0; s < services; ++s) {
+    fixtures.push_back(std::make_unique<Fixture>("svc-" + std::to_string(s), 15, false));
+    slices.push_back(Stored(reconcile::PlanSlices(fixtures.back()->Desired(), {}, options)));
+  }
+  const std::int64_t before = g_allocations.load();
+  for (auto _ : state) {
+    std::size_t writes = 0;
+    for (std::size_t s = 0; s < fixtures.size(); ++s) {
+      writes += reconcile::PlanSlices(fixtures[s]->Desired(), slices[s], options).actions.size();
+    }
+    if (writes != 0) {
+      state.SkipWithError("an unchanged resync must make no writes");
+      break;
+    }
+  }
+  ReportPerEndpoint(state, services * 15, g_allocations.load() - before);
+}
+BENCHMARK(BM_ResyncUnchanged)->Arg(10000)->Unit(benchmark::kMillisecond);
+
+// Dual-stack full reconcile: every pod publishes an IPv4 and an IPv6 endpoint.
+void BM_DualStackFullReconcile(benchmark::State& state) {
+  const Fixture fixture("web", Size(state), true);
+  const reconcile::PlanOptions options;
+  const std::int64_t before = g_allocations.load();
+  for (auto _ : state) {
+    reconcile::Plan plan = reconcile::PlanSlices(fixture.Desired(), {}, options);
+    benchmark::DoNotOptimize(plan.actions.data());
+  }
+  ReportPerEndpoint(state, 2 * Size(state), g_allocations.load() - before);
+}
+BENCHMARK(BM_DualStackFullReconcile)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace slicewright
+
+int main(int argc, char** argv) {
+  // --smoke: every case once at size 1, so CI proves the benchmarks run without paying for them.
+  std::vector<char*> args;
+  static char min_time[] = "--benchmark_min_time=0.000001";
+  for (int i = 0; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--smoke") == 0) {
+      g_smoke = true;
+      args.push_back(min_time);
+    } else {
+      args.push_back(argv[i]);
+    }
+  }
+  int count = static_cast<int>(args.size());
+  benchmark::Initialize(&count, args.data());
+  if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,653 @@
+#include "slicewright/reconcile/planner.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "slicewright/labels/validation.h"
+#include "slicewright/model/well_known.h"
+#include "slicewright/reconcile/hints.h"
+
+namespace slicewright::reconcile {
+namespace {
+
+using model::Endpoint;
+using model::EndpointPort;
+using model::EndpointSlice;
+
+constexpr std::uint32_t kNotFound = UINT32_MAX;
+
+std::string_view OptionalView(const std::optional<std::string>& value) {
+  return value ? std::string_view(*value) : std::string_view();
+}
+
+int CompareViews(std::string_view a, std::string_view b) {
+  const int c = a.compare(b);
+  return c < 0 ? -1 : (c > 0 ? 1 : 0);
+}
+
+int CompareAddresses(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  // Controllers write exactly one address per endpoint; only other writers need the sort.
+  if (a.size() == 1 && b.size() == 1) return CompareViews(a[0], b[0]);
+  if (a.empty() || b.empty()) return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
+  std::vector<std::string_view> sorted_a(a.begin(), a.end());
+  std::vector<std::string_view> sorted_b(b.begin(), b.end());
+  std::sort(sorted_a.begin(), sorted_a.end());
+  std::sort(sorted_b.begin(), sorted_b.end());
+  const auto [ia, ib] = std::mismatch(sorted_a.begin(), sorted_a.end(), sorted_b.begin(),
+                                      sorted_b.end());
+  if (ia == sorted_a.end() && ib == sorted_b.end()) return 0;
+  if (ia == sorted_a.end()) return -1;
+  if (ib == sorted_b.end()) return 1;
+  return CompareViews(*ia, *ib);
+}
+
+bool TargetRefsEqualIgnoringVersion(const std::optional<model::ObjectReference>& a,
+                                    const std::optional<model::ObjectReference>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  if (!a) return true;
+  return a->kind == b->kind && a->namespace_ == b->namespace_ && a->name == b->name &&
+         a->uid == b->uid && a->api_version == b->api_version && a->field_path == b->field_path;
+}
+
+bool IsIgnoredKey(std::string_view key, std::span<const std::string> ignored) {
+  return std::any_of(ignored.begin(), ignored.end(),
+                     [key](const std::string& k) { return k == key; });
+}
+
+// Map equality after dropping `ignored_in_stored` keys from `stored` and `ignored_in_desired`
+// from `desired`; a merge walk, no allocation.
+bool MapsDiffer(const model::StringMap& stored, const model::StringMap& desired,
+                std::span<const std::string> ignored_in_stored,
+                std::span<const std::string> ignored_in_desired) {
+  auto s = stored.begin();
+  auto d = desired.begin();
+  while (true) {
+    while (s != stored.end() && IsIgnoredKey(s->first, ignored_in_stored)) ++s;
+    while (d != desired.end() && IsIgnoredKey(d->first, ignored_in_desired)) ++d;
+    if (s == stored.end() || d == desired.end()) return s != stored.end() || d != desired.end();
+    if (s->first != d->first || s->second != d->second) return true;
+    ++s;
+    ++d;
+  }
+}
+
+bool OwnedBy(const EndpointSlice& slice, const Owner& owner) {
+  return std::any_of(slice.metadata.owner_references.begin(),
+                     slice.metadata.owner_references.end(), [&](const model::OwnerReference& ref) {
+                       return ref.uid == owner.uid && ref.kind == owner.kind &&
+                              ref.api_version == owner.api_version;
+                     });
+}
+
+// The desired endpoints of one group, sorted by identity and unique, consumed as slices claim
+// them. Lookups try the position after the previous match first: slices this planner wrote hold
+// runs of consecutive desired endpoints, so a full resync costs one comparison per endpoint.
+class DesiredSet {
+ public:
+  DesiredSet(std::span<const Endpoint> endpoints, std::vector<Endpoint>* movable)
+      : endpoints_(endpoints), movable_(movable) {
+    order_.resize(endpoints.size());
+    std::iota(order_.begin(), order_.end(), 0U);
+    bool sorted_unique = true;
+    for (std::size_t i = 1; i < endpoints.size() && sorted_unique; ++i) {
+      sorted_unique = CompareEndpointIdentity(endpoints[i - 1], endpoints[i]) < 0;
+    }
+    if (!sorted_unique) {
+      std::stable_sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return CompareEndpointIdentity(endpoints[a], endpoints[b]) < 0;
+      });
+      // Equal identities: the later one replaces the earlier (EndpointSet.Insert).
+      std::vector<std::uint32_t> unique;
+      unique.reserve(order_.size());
+      for (std::uint32_t index : order_) {
+        if (!unique.empty() && CompareEndpointIdentity(endpoints[unique.back()], endpoints[index]) == 0) {
+          unique.back() = index;
+        } else {
+          unique.push_back(index);
+        }
+      }
+      order_ = std::move(unique);
+    }
+    consumed_.assign(order_.size(), 0);
+    remaining_ = order_.size();
+  }
+
+  std::size_t size() const { return order_.size(); }
+  std::size_t remaining() const { return remaining_; }
+  const Endpoint& at(std::uint32_t position) const { return endpoints_[order_[position]]; }
+
+  // The position of `endpoint`'s identity if it is desired and not yet claimed; kNotFound else.
+  std::uint32_t Claim(const Endpoint& endpoint) {
+    std::uint32_t position = kNotFound;
+    if (hint_ < order_.size() && CompareEndpointIdentity(at(hint_), endpoint) == 0) {
+      position = hint_;
+    } else {
+      auto it = std::lower_bound(order_.begin(), order_.end(), endpoint,
+                                 [&](std::uint32_t index, const Endpoint& key) {
+                                   return CompareEndpointIdentity(endpoints_[index], key) < 0;
+                                 });
+      if (it != order_.end() && CompareEndpointIdentity(endpoints_[*it], endpoint) == 0) {
+        position = static_cast<std::uint32_t>(it - order_.begin());
+      }
+    }
+    if (position == kNotFound || consumed_[position] != 0) return kNotFound;
+    consumed_[position] = 1;
+    --remaining_;
+    hint_ = position + 1;
+    return position;
+  }
+
+  // The next unclaimed position in identity order, claimed. Requires remaining() > 0.
+  std::uint32_t PopNext() {
+    while (consumed_[cursor_] != 0) ++cursor_;
+    consumed_[cursor_] = 1;
+    --remaining_;
+    return cursor_++;
+  }
+
+  // The endpoint at `position`, moved out when the caller gave up its input.
+  Endpoint Take(std::uint32_t position) {
+    const std::uint32_t index = order_[position];
+    if (movable_ != nullptr) return std::move((*movable_)[index]);
+    return endpoints_[index];
+  }
+
+ private:
+  std::span<const Endpoint> endpoints_;
+  std::vector<Endpoint>* movable_;
+  std::vector<std::uint32_t> order_;
+  std::vector<std::uint8_t> consumed_;
+  std::size_t remaining_ = 0;
+  std::uint32_t hint_ = 0;
+  std::uint32_t cursor_ = 0;
+};
+
+// The planner's per-address-type working state (upstream's slicesToCreate/Update/Delete).
+struct TypeWork {
+  std::vector<EndpointSlice> creates;
+  std::vector<EndpointSlice> updates;
+  std::vector<const EndpointSlice*> deletes;
+  std::vector<const EndpointSlice*> unchanged;
+  std::int64_t added = 0;
+  std::int64_t removed = 0;
+};
+
+class Planner {
+ public:
+  Planner(const DesiredEndpoints& desired, const PlanOptions& options,
+          std::vector<EndpointGroup>* movable_groups)
+      : desired_(desired), options_(options), movable_groups_(movable_groups),
+        max_(static_cast<std::size_t>(std::max(1, options.max_endpoints_per_slice))) {}
+
+  Plan Run(std::span<const EndpointSlice> existing);
+
+ private:
+  void PlanAddressType(const std::string& address_type,
+                       const std::vector<const EndpointSlice*>& existing, Plan& plan);
+  void PlanGroup(const EndpointGroup& group, std::vector<Endpoint>* movable,
+                 const std::vector<const EndpointSlice*>& existing, TypeWork& work, Plan& plan);
+  void ApplyHints(const std::string& address_type, TypeWork& work, Plan& plan);
+  void Finalize(TypeWork& work, Plan& plan);
+
+  EndpointSlice NewSlice(const std::string& address_type,
+                         const std::vector<EndpointPort>& ports) const;
+  bool MetadataChanged(const EndpointSlice& stored) const;
+  bool IsPlaceholderFor(const EndpointSlice& stored, const std::string& address_type) const;
+  void PrepareWrite(EndpointSlice& slice) const;
+
+  const DesiredEndpoints& desired_;
+  const PlanOptions& options_;
+  std::vector<EndpointGroup>* movable_groups_;
+  const std::size_t max_;
+  std::vector<std::string> populated_address_types_;
+};
+
+EndpointSlice Planner::NewSlice(const std::string& address_type,
+                                const std::vector<EndpointPort>& ports) const {
+  EndpointSlice slice;
+  slice.metadata.generate_name = SliceGenerateName(desired_.owner.name);
+  slice.metadata.namespace_ = desired_.owner.namespace_;
+  slice.metadata.owner_references.push_back(model::OwnerReference{
+      desired_.owner.api_version, desired_.owner.kind, desired_.owner.name, desired_.owner.uid,
+      true, true});
+  slice.metadata.labels = desired_.labels;
+  slice.address_type = address_type;
+  slice.ports = ports;
+  return slice;
+}
+
+const std::vector<std::string>& AnnotationsIgnoredInStored() {
+  static const std::vector<std::string> keys = {
+      std::string(model::kAnnotationLastChangeTriggerTime),
+      std::string(model::kAnnotationLastAppliedConfig)};
+  return keys;
+}
+
+bool Planner::MetadataChanged(const EndpointSlice& stored) const {
+  const auto& ignored = options_.labels_ignored_for_change;
+  if (MapsDiffer(stored.metadata.labels, desired_.labels, ignored, ignored)) return true;
+  return options_.compare_annotations &&
+         MapsDiffer(stored.metadata.annotations, desired_.annotations,
+                    AnnotationsIgnoredInStored(), {});
+}
+
+// Upstream compares namespace, labels, address type, ports and endpoints; decision §15.2 adds
+// ownership so a placeholder left by a previous Service with the same name is replaced.
+bool Planner::IsPlaceholderFor(const EndpointSlice& stored, const std::string& address_type) const {
+  return stored.metadata.namespace_ == desired_.owner.namespace_ &&
+         stored.metadata.labels == desired_.labels && stored.address_type == address_type &&
+         stored.ports.empty() && stored.endpoints.empty() && OwnedBy(stored, desired_.owner);
+}
+
+void Planner::PrepareWrite(EndpointSlice& slice) const {
+  slice.metadata.labels = desired_.labels;
+  if (options_.compare_annotations) slice.metadata.annotations = desired_.annotations;
+  const std::string trigger_key(model::kAnnotationLastChangeTriggerTime);
+  if (desired_.trigger_time.IsZero()) {
+    slice.metadata.annotations.erase(trigger_key);
+  } else {
+    slice.metadata.annotations[trigger_key] = model::FormatRfc3339Nano(desired_.trigger_time);
+  }
+}
+
+Plan Planner::Run(std::span<const EndpointSlice> existing) {
+  Plan plan;
+  if (options_.topology != nullptr) {
+    populated_address_types_.assign(options_.topology->populated_address_types.begin(),
+                                    options_.topology->populated_address_types.end());
+  }
+  std::vector<std::string> address_types = desired_.address_types;
+  std::sort(address_types.begin(), address_types.end());
+  address_types.erase(std::unique(address_types.begin(), address_types.end()),
+                      address_types.end());
+
+  std::vector<std::vector<const EndpointSlice*>> by_type(address_types.size());
+  std::vector<const EndpointSlice*> unsupported;
+  for (const EndpointSlice& slice : existing) {
+    auto it = std::lower_bound(address_types.begin(), address_types.end(), slice.address_type);
+    if (it != address_types.end() && *it == slice.address_type) {
+      by_type[static_cast<std::size_t>(it - address_types.begin())].push_back(&slice);
+    } else {
+      unsupported.push_back(&slice);
+    }
+  }
+
+  for (std::size_t i = 0; i < address_types.size(); ++i) {
+    PlanAddressType(address_types[i], by_type[i], plan);
+  }
+
+  // Slices of address types no longer served go last, never recycled (spec §4.1 step 3).
+  std::vector<std::string> dropped_types;
+  for (const EndpointSlice* slice : unsupported) {
+    plan.actions.push_back(SliceAction{Operation::kDelete, *slice});
+    if (std::find(dropped_types.begin(), dropped_types.end(), slice->address_type) ==
+        dropped_types.end()) {
+      dropped_types.push_back(slice->address_type);
+    }
+  }
+  if (options_.topology != nullptr) {
+    for (const std::string& type : dropped_types) {
+      plan.topology.push_back(TopologyOutcome{type, false, {}});
+    }
+  }
+
+  plan.diagnostics.insert(plan.diagnostics.begin(), desired_.diagnostics.begin(),
+                          desired_.diagnostics.end());
+  const bool hints_enabled = desired_.topology_hints_requested;
+  const bool use_traffic_distribution =
+      desired_.traffic_distribution.has_value() &&
+      IsValidTrafficDistribution(*desired_.traffic_distribution,
+                                 options_.prefer_same_traffic_distribution) &&
+      !hints_enabled;
+  plan.stats.topology_label =
+      options_.topology != nullptr && hints_enabled ? "Auto" : "Disabled";
+  if (use_traffic_distribution) {
+    plan.stats.traffic_distribution_label = *desired_.traffic_distribution;
+  }
+  return plan;
+}
+
+void Planner::PlanAddressType(const std::string& address_type,
+                              const std::vector<const EndpointSlice*>& existing, Plan& plan) {
+  TypeWork work;
+
+  // Owned slices grouped by port set; slices of another owner go straight to deletion (§4.2).
+  std::vector<std::pair<std::string, std::vector<const EndpointSlice*>>> existing_by_key;
+  for (const EndpointSlice* slice : existing) {
+    if (options_.ownership_enforced && !OwnedBy(*slice, desired_.owner)) {
+      work.deletes.push_back(slice);
+      continue;
+    }
+    std::string key = PortMapKey(slice->ports);
+    auto it = std::find_if(existing_by_key.begin(), existing_by_key.end(),
+                           [&](const auto& entry) { return entry.first == key; });
+    if (it == existing_by_key.end()) {
+      existing_by_key.emplace_back(std::move(key), std::vector<const EndpointSlice*>{slice});
+    } else {
+      it->second.push_back(slice);
+    }
+  }
+
+  // Desired groups of this type, in port-key order.
+  std::vector<std::pair<std::string, std::size_t>> groups;
+  for (std::size_t i = 0; i < desired_.groups.size(); ++i) {
+    if (desired_.groups[i].address_type == address_type) {
+      groups.emplace_back(PortMapKey(desired_.groups[i].ports), i);
+    }
+  }
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+
+  static const std::vector<const EndpointSlice*> kNoSlices;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    if (g > 0 && groups[g].first == groups[g - 1].first) continue;  // sources keep keys unique
+    const std::size_t index = groups[g].second;
+    auto existing_it = std::find_if(existing_by_key.begin(), existing_by_key.end(),
+                                    [&](const auto& entry) { return entry.first == groups[g].first; });
+    const std::vector<const EndpointSlice*>& group_existing =
+        existing_it == existing_by_key.end() ? kNoSlices : existing_it->second;
+    std::vector<Endpoint>* movable =
+        movable_groups_ != nullptr ? &(*movable_groups_)[index].endpoints : nullptr;
+    PlanGroup(desired_.groups[index], movable, group_existing, work, plan);
+    plan.stats.groups.back().port_key = groups[g].first;
+  }
+
+  // Port sets no longer desired: all their slices go.
+  for (const auto& [key, slices] : existing_by_key) {
+    const bool wanted = std::any_of(groups.begin(), groups.end(),
+                                    [&](const auto& group) { return group.first == key; });
+    if (!wanted) work.deletes.insert(work.deletes.end(), slices.begin(), slices.end());
+  }
+
+  // Placeholder (§4.4): an address type with nothing to publish still gets one empty slice.
+  if (options_.placeholder_enabled && existing.size() == work.deletes.size() &&
+      work.creates.empty()) {
+    if (work.deletes.size() == 1 && IsPlaceholderFor(*work.deletes[0], address_type)) {
+      work.unchanged.push_back(work.deletes[0]);
+      work.deletes.clear();
+    } else {
+      work.creates.push_back(NewSlice(address_type, {}));
+    }
+    const std::string empty_key = PortMapKey({});
+    auto stats = std::find_if(plan.stats.groups.begin(), plan.stats.groups.end(),
+                              [&](const GroupStats& s) {
+                                return s.address_type == address_type && s.port_key == empty_key;
+                              });
+    if (stats == plan.stats.groups.end()) {
+      plan.stats.groups.push_back(GroupStats{address_type, empty_key, 0, 1});
+    } else {
+      stats->endpoints = 0;
+      stats->slices = 1;
+    }
+  }
+
+  plan.stats.per_address_type.push_back(AddressTypeStats{address_type, work.added, work.removed});
+  ApplyHints(address_type, work, plan);
+  Finalize(work, plan);
+}
+
+void Planner::PlanGroup(const EndpointGroup& group, std::vector<Endpoint>* movable,
+                        const std::vector<const EndpointSlice*>& existing, TypeWork& work,
+                        Plan& plan) {
+  DesiredSet desired(group.endpoints, movable);
+  const std::size_t desired_count = desired.size();
+
+  // The slices of this group, in input order, with what happens to each.
+  enum class Fate { kUnchanged, kUpdate, kDelete };
+  struct Entry {
+    const EndpointSlice* stored;
+    Fate fate = Fate::kUnchanged;
+    EndpointSlice copy;  // valid when fate == kUpdate
+    std::vector<std::uint32_t> kept;  // desired positions to write, when endpoints changed
+  };
+  std::vector<Entry> entries;
+  entries.reserve(existing.size());
+
+  // Step 1: keep desired endpoints in place (in their desired form), drop the rest.
+  std::vector<std::uint32_t> kept;
+  for (const EndpointSlice* stored : existing) {
+    kept.clear();
+    bool endpoint_updated = false;
+    for (const Endpoint& endpoint : stored->endpoints) {
+      const std::uint32_t position = desired.Claim(endpoint);
+      if (position == kNotFound) continue;
+      kept.push_back(position);
+      if (!endpoint_updated && !EndpointEqualBeyondIdentity(desired.at(position), endpoint)) {
+        endpoint_updated = true;
+      }
+    }
+    Entry entry{stored, Fate::kUnchanged, {}, {}};
+    if (endpoint_updated || kept.size() != stored->endpoints.size()) {
+      if (stored->endpoints.size() > kept.size()) {
+        work.removed += static_cast<std::int64_t>(stored->endpoints.size() - kept.size());
+      }
+      if (kept.empty()) {
+        entry.fate = Fate::kDelete;
+      } else {
+        entry.fate = Fate::kUpdate;
+        entry.kept = kept;
+      }
+    } else if (MetadataChanged(*stored)) {
+      entry.fate = Fate::kUpdate;
+      entry.copy = *stored;  // endpoints untouched, hints preserved
+    }
+    entries.push_back(std::move(entry));
+  }
+  work.added += static_cast<std::int64_t>(desired.remaining());
+
+  // Endpoints are taken (possibly moved) only now: every lookup above compared against them.
+  for (Entry& entry : entries) {
+    if (entry.kept.empty()) continue;
+    entry.copy.metadata = entry.stored->metadata;
+    entry.copy.address_type = entry.stored->address_type;
+    entry.copy.ports = entry.stored->ports;
+    entry.copy.endpoints.reserve(std::max(entry.kept.size(), std::min(max_, desired_count)));
+    for (std::uint32_t position : entry.kept) entry.copy.endpoints.push_back(desired.Take(position));
+    entry.kept = {};
+  }
+
+  // Step 2: slices being written anyway are topped up first, fullest first.
+  if (desired.remaining() > 0) {
+    std::vector<Entry*> updating;
+    for (Entry& entry : entries) {
+      if (entry.fate == Fate::kUpdate) updating.push_back(&entry);
+    }
+    std::stable_sort(updating.begin(), updating.end(), [](const Entry* a, const Entry* b) {
+      return a->copy.endpoints.size() > b->copy.endpoints.size();
+    });
+    for (Entry* entry : updating) {
+      while (desired.remaining() > 0 && entry->copy.endpoints.size() < max_) {
+        entry->copy.endpoints.push_back(desired.Take(desired.PopNext()));
+      }
+    }
+  }
+
+  // Step 3: the rest goes into new full slices, and a remainder below `max` into the unchanged
+  // slice it fills closest to full, if it fits entirely.
+  std::vector<EndpointSlice> creates;
+  while (desired.remaining() > 0) {
+    Entry* fill = nullptr;
+    if (desired.remaining() < max_) {
+      std::size_t closest_diff = max_;
+      for (Entry& entry : entries) {
+        if (entry.fate != Fate::kUnchanged) continue;
+        const std::size_t size = entry.stored->endpoints.size() + desired.remaining();
+        if (size > max_) continue;
+        const std::size_t diff = max_ - size;
+        if (diff < closest_diff) {
+          closest_diff = diff;
+          fill = &entry;
+          if (diff == 0) break;
+        }
+      }
+    }
+    EndpointSlice* target = nullptr;
+    if (fill != nullptr) {
+      fill->fate = Fate::kUpdate;
+      fill->copy = *fill->stored;
+      target = &fill->copy;
+    } else {
+      creates.push_back(NewSlice(group.address_type, group.ports));
+      target = &creates.back();
+      target->endpoints.reserve(std::min(max_, desired.remaining()));
+    }
+    while (desired.remaining() > 0 && target->endpoints.size() < max_) {
+      target->endpoints.push_back(desired.Take(desired.PopNext()));
+    }
+  }
+
+  std::int64_t slices = static_cast<std::int64_t>(existing.size() + creates.size());
+  for (Entry& entry : entries) {
+    switch (entry.fate) {
+      case Fate::kUnchanged: work.unchanged.push_back(entry.stored); break;
+      case Fate::kUpdate: work.updates.push_back(std::move(entry.copy)); break;
+      case Fate::kDelete:
+        work.deletes.push_back(entry.stored);
+        --slices;
+        break;
+    }
+  }
+  for (EndpointSlice& slice : creates) work.creates.push_back(std::move(slice));
+  plan.stats.groups.push_back(GroupStats{group.address_type, {},
+                                         static_cast<std::int64_t>(desired_count), slices});
+}
+
+void Planner::ApplyHints(const std::string& address_type, TypeWork& work, Plan& plan) {
+  HintsWorkingSet hints_work{&work.creates, &work.updates, &work.unchanged};
+  const bool hints_enabled = desired_.topology_hints_requested;
+  if (options_.topology != nullptr && hints_enabled) {
+    const bool populated =
+        std::find(populated_address_types_.begin(), populated_address_types_.end(),
+                  address_type) != populated_address_types_.end();
+    plan.topology.push_back(AddTopologyHints(options_.topology->zone_ratios, populated,
+                                             address_type, hints_work, plan.diagnostics));
+    return;
+  }
+  if (options_.topology != nullptr) {
+    // HasPopulatedHints is per Service: it fires while any address type still has hints.
+    if (!populated_address_types_.empty()) {
+      plan.diagnostics.push_back(Diagnostic{
+          Diagnostic::Severity::kWarning, "TopologyAwareHintsDisabled",
+          "Topology Aware Hints has been disabled, addressType: " + address_type, false});
+    }
+    std::erase(populated_address_types_, address_type);
+    plan.topology.push_back(TopologyOutcome{address_type, false, {}});
+  }
+  const bool use_traffic_distribution =
+      desired_.traffic_distribution.has_value() &&
+      IsValidTrafficDistribution(*desired_.traffic_distribution,
+                                 options_.prefer_same_traffic_distribution);
+  if (use_traffic_distribution) {
+    ReconcileTrafficDistributionHints(*desired_.traffic_distribution, hints_work);
+  } else {
+    RemoveAllHints(hints_work);
+  }
+}
+
+void Planner::Finalize(TypeWork& work, Plan& plan) {
+  // Recycling (§4.5): a create and a delete of the same address type become one update of the
+  // deleted slice. Decision §15.6: the update carries the old resourceVersion.
+  for (std::size_t i = 0; i < work.deletes.size() && !work.creates.empty();) {
+    const EndpointSlice& doomed = *work.deletes[i];
+    EndpointSlice& candidate = work.creates.back();
+    const bool owned = !options_.ownership_enforced || OwnedBy(doomed, desired_.owner);
+    if (doomed.address_type == candidate.address_type && owned) {
+      candidate.metadata.name = doomed.metadata.name;
+      candidate.metadata.resource_version = doomed.metadata.resource_version;
+      candidate.metadata.uid = doomed.metadata.uid;
+      candidate.metadata.generation = doomed.metadata.generation;
+      candidate.metadata.creation_timestamp = doomed.metadata.creation_timestamp;
+      work.updates.push_back(std::move(candidate));
+      work.creates.pop_back();
+      work.deletes.erase(work.deletes.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+  if (desired_.owner.being_deleted) work.creates.clear();
+
+  for (EndpointSlice& slice : work.creates) {
+    PrepareWrite(slice);
+    plan.actions.push_back(SliceAction{Operation::kCreate, std::move(slice)});
+  }
+  for (EndpointSlice& slice : work.updates) {
+    PrepareWrite(slice);
+    plan.actions.push_back(SliceAction{Operation::kUpdate, std::move(slice)});
+  }
+  for (const EndpointSlice* slice : work.deletes) {
+    plan.actions.push_back(SliceAction{Operation::kDelete, *slice});
+  }
+  for (const EndpointSlice* slice : work.unchanged) plan.unchanged.push_back(slice->metadata.name);
+}
+
+}  // namespace
+
+int CompareEndpointIdentity(const Endpoint& a, const Endpoint& b) {
+  int c = CompareAddresses(a.addresses, b.addresses);
+  if (c != 0) return c;
+  c = CompareViews(OptionalView(a.hostname), OptionalView(b.hostname));
+  if (c != 0) return c;
+  const std::string_view a_ns = a.target_ref ? std::string_view(a.target_ref->namespace_) : "";
+  const std::string_view b_ns = b.target_ref ? std::string_view(b.target_ref->namespace_) : "";
+  c = CompareViews(a_ns, b_ns);
+  if (c != 0) return c;
+  const std::string_view a_name = a.target_ref ? std::string_view(a.target_ref->name) : "";
+  const std::string_view b_name = b.target_ref ? std::string_view(b.target_ref->name) : "";
+  return CompareViews(a_name, b_name);
+}
+
+bool EndpointEqualBeyondIdentity(const Endpoint& desired, const Endpoint& stored) {
+  return desired.conditions == stored.conditions && desired.node_name == stored.node_name &&
+         desired.zone == stored.zone &&
+         TargetRefsEqualIgnoringVersion(desired.target_ref, stored.target_ref);
+}
+
+std::string PortMapKey(std::span<const EndpointPort> ports) {
+  // Each port as "name/protocol/port/appProtocol" with '~' for an unset field; none of name,
+  // protocol or port can hold '/' or '~', so the text is unambiguous. Sorted: order-insensitive.
+  std::vector<std::string> parts;
+  parts.reserve(ports.size());
+  for (const EndpointPort& port : ports) {
+    std::string part = port.name ? *port.name : "~";
+    part += '/';
+    part += port.protocol ? *port.protocol : "~";
+    part += '/';
+    part += port.port ? std::to_string(*port.port) : "~";
+    part += '/';
+    part += port.app_protocol ? *port.app_protocol : "~";
+    parts.push_back(std::move(part));
+  }
+  std::sort(parts.begin(), parts.end());
+  std::string key;
+  for (const std::string& part : parts) {
+    if (!key.empty()) key += ',';
+    key += part;
+  }
+  return key;
+}
+
+std::string SliceGenerateName(std::string_view owner_name) {
+  // Upstream validates "<name>-" as a DNS subdomain with the trailing dash masked.
+  std::string masked(owner_name);
+  masked += 'a';
+  if (labels::IsDNS1123Subdomain(masked).empty()) return std::string(owner_name) + "-";
+  return std::string(owner_name);
+}
+
+Plan PlanSlices(const DesiredEndpoints& desired, std::span<const EndpointSlice> existing,
+                const PlanOptions& options) {
+  return Planner(desired, options, nullptr).Run(existing);
+}
+
+Plan PlanSlices(DesiredEndpoints&& desired, std::span<const EndpointSlice> existing,
+                const PlanOptions& options) {
+  return Planner(desired, options, &desired.groups).Run(existing);
+}
+
+}  // namespace slicewright::reconcile
