@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <string>
 #include <vector>
@@ -14,22 +15,11 @@
 #include "slicewright/model/discovery.h"
 #include "slicewright/reconcile/planner.h"
 #include "slicewright/reconcile/pod_source.h"
+#include "alloc_counter.h"
 
 namespace {
-
-// Counts heap allocations so each case can report allocations per endpoint.
-std::atomic<std::int64_t> g_allocations{0};
 bool g_smoke = false;
-
 }  // namespace
-
-void* operator new(std::size_t size) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace slicewright {
 namespace {
@@ -136,12 +126,12 @@ void ReportPerEndpoint(benchmark::State& state, std::int64_t endpoints, std::int
 void BM_FullReconcile(benchmark::State& state) {
   const Fixture fixture("web", Size(state), false);
   const reconcile::PlanOptions options;
-  const std::int64_t before = g_allocations.load();
+  const std::int64_t before = bench::AllocationCount();
   for (auto _ : state) {
     reconcile::Plan plan = reconcile::PlanSlices(fixture.Desired(), {}, options);
     benchmark::DoNotOptimize(plan.actions.data());
   }
-  ReportPerEndpoint(state, Size(state), g_allocations.load() - before);
+  ReportPerEndpoint(state, Size(state), bench::AllocationCount() - before);
 }
 BENCHMARK(BM_FullReconcile)->Arg(100)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMicrosecond);
 
@@ -150,12 +140,12 @@ void BM_FullReconcilePlanOnly(benchmark::State& state) {
   const Fixture fixture("web", Size(state), false);
   const reconcile::DesiredEndpoints desired = fixture.Desired();
   const reconcile::PlanOptions options;
-  const std::int64_t before = g_allocations.load();
+  const std::int64_t before = bench::AllocationCount();
   for (auto _ : state) {
     reconcile::Plan plan = reconcile::PlanSlices(desired, {}, options);
     benchmark::DoNotOptimize(plan.actions.data());
   }
-  ReportPerEndpoint(state, Size(state), g_allocations.load() - before);
+  ReportPerEndpoint(state, Size(state), bench::AllocationCount() - before);
 }
 BENCHMARK(BM_FullReconcilePlanOnly)->Arg(10000)->Arg(100000)->Unit(benchmark::kMicrosecond);
 
@@ -166,7 +156,7 @@ void BM_OnePodReadinessFlip(benchmark::State& state) {
   const std::vector<model::EndpointSlice> slices =
       Stored(reconcile::PlanSlices(fixture.Desired(), {}, options));
   std::size_t next = 0;
-  const std::int64_t before = g_allocations.load();
+  const std::int64_t before = bench::AllocationCount();
   for (auto _ : state) {
     Pod& pod = fixture.pods[next];
     pod.status.conditions[0].status = "False";
@@ -178,7 +168,7 @@ void BM_OnePodReadinessFlip(benchmark::State& state) {
       break;
     }
   }
-  ReportPerEndpoint(state, Size(state), g_allocations.load() - before);
+  ReportPerEndpoint(state, Size(state), bench::AllocationCount() - before);
 }
 BENCHMARK(BM_OnePodReadinessFlip)->Arg(10000)->Unit(benchmark::kMicrosecond);
 
@@ -214,7 +204,7 @@ void BM_ResyncUnchanged(benchmark::State& state) {
     fixtures.push_back(std::make_unique<Fixture>("svc-" + std::to_string(s), 15, false));
     slices.push_back(Stored(reconcile::PlanSlices(fixtures.back()->Desired(), {}, options)));
   }
-  const std::int64_t before = g_allocations.load();
+  const std::int64_t before = bench::AllocationCount();
   for (auto _ : state) {
     std::size_t writes = 0;
     for (std::size_t s = 0; s < fixtures.size(); ++s) {
@@ -225,7 +215,7 @@ void BM_ResyncUnchanged(benchmark::State& state) {
       break;
     }
   }
-  ReportPerEndpoint(state, services * 15, g_allocations.load() - before);
+  ReportPerEndpoint(state, services * 15, bench::AllocationCount() - before);
 }
 BENCHMARK(BM_ResyncUnchanged)->Arg(10000)->Unit(benchmark::kMillisecond);
 
@@ -233,12 +223,12 @@ BENCHMARK(BM_ResyncUnchanged)->Arg(10000)->Unit(benchmark::kMillisecond);
 void BM_DualStackFullReconcile(benchmark::State& state) {
   const Fixture fixture("web", Size(state), true);
   const reconcile::PlanOptions options;
-  const std::int64_t before = g_allocations.load();
+  const std::int64_t before = bench::AllocationCount();
   for (auto _ : state) {
     reconcile::Plan plan = reconcile::PlanSlices(fixture.Desired(), {}, options);
     benchmark::DoNotOptimize(plan.actions.data());
   }
-  ReportPerEndpoint(state, 2 * Size(state), g_allocations.load() - before);
+  ReportPerEndpoint(state, 2 * Size(state), bench::AllocationCount() - before);
 }
 BENCHMARK(BM_DualStackFullReconcile)->Arg(10000)->Unit(benchmark::kMicrosecond);
 

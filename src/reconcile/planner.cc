@@ -55,6 +55,33 @@ bool TargetRefsEqualIgnoringVersion(const std::optional<model::ObjectReference>&
          a->uid == b->uid && a->api_version == b->api_version && a->field_path == b->field_path;
 }
 
+// Identity equality without ordering work: the planner's common case is "same endpoint".
+bool IdentityEqual(const Endpoint& a, const Endpoint& b) {
+  if (a.addresses.size() == 1 && b.addresses.size() == 1) {
+    if (a.addresses[0] != b.addresses[0]) return false;
+  } else if (CompareAddresses(a.addresses, b.addresses) != 0) {
+    return false;
+  }
+  if (OptionalView(a.hostname) != OptionalView(b.hostname)) return false;
+  if (a.target_ref.has_value() != b.target_ref.has_value()) {
+    const model::ObjectReference& ref = a.target_ref ? *a.target_ref : *b.target_ref;
+    return ref.namespace_.empty() && ref.name.empty();
+  }
+  return !a.target_ref ||
+         (a.target_ref->name == b.target_ref->name && a.target_ref->namespace_ == b.target_ref->namespace_);
+}
+
+// True when a precedes b strictly in identity order. Decided by the first address alone when
+// those differ (the usual case: one address per endpoint), which is what makes checking a
+// sorted source cheap.
+bool StrictlyBefore(const Endpoint& a, const Endpoint& b) {
+  if (a.addresses.size() == 1 && b.addresses.size() == 1) {
+    const int c = a.addresses[0].compare(b.addresses[0]);
+    if (c != 0) return c < 0;
+  }
+  return CompareEndpointIdentity(a, b) < 0;
+}
+
 bool IsIgnoredKey(std::string_view key, std::span<const std::string> ignored) {
   return std::any_of(ignored.begin(), ignored.end(),
                      [key](const std::string& k) { return k == key; });
@@ -96,7 +123,7 @@ class DesiredSet {
     std::iota(order_.begin(), order_.end(), 0U);
     bool sorted_unique = true;
     for (std::size_t i = 1; i < endpoints.size() && sorted_unique; ++i) {
-      sorted_unique = CompareEndpointIdentity(endpoints[i - 1], endpoints[i]) < 0;
+      sorted_unique = StrictlyBefore(endpoints[i - 1], endpoints[i]);
     }
     if (!sorted_unique) {
       std::stable_sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) {
@@ -125,7 +152,7 @@ class DesiredSet {
   // The position of `endpoint`'s identity if it is desired and not yet claimed; kNotFound else.
   std::uint32_t Claim(const Endpoint& endpoint) {
     std::uint32_t position = kNotFound;
-    if (hint_ < order_.size() && CompareEndpointIdentity(at(hint_), endpoint) == 0) {
+    if (hint_ < order_.size() && IdentityEqual(at(hint_), endpoint)) {
       position = hint_;
     } else {
       auto it = std::lower_bound(order_.begin(), order_.end(), endpoint,

@@ -1,0 +1,21 @@
+#include "alloc_counter.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+namespace {
+std::atomic<std::int64_t> g_allocations{0};
+}  // namespace
+
+namespace slicewright::bench {
+std::int64_t AllocationCount() { return g_allocations.load(std::memory_order_relaxed); }
+}  // namespace slicewright::bench
+
+void* operator new(std::size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t /*size*/) noexcept { std::free(p); }
