@@ -70,7 +70,10 @@ class [[nodiscard]] Result final {
 // SW_ASSIGN_OR_RETURN(auto x, Foo()); declares x from the value or returns the error.
 #define SW_ASSIGN_OR_RETURN(lhs, expr) \
   SW_ASSIGN_OR_RETURN_IMPL(SW_STATUS_CONCAT(sw_result_, __LINE__), lhs, expr)
+// `lhs` is a declaration ("auto x"), so it cannot be parenthesised.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define SW_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                             \
   if (!tmp.ok()) return tmp.status();            \
   lhs = std::move(tmp).value()
+// NOLINTEND(bugprone-macro-parentheses)

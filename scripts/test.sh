@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The README's second command: on a fresh Debian 12 machine, installs the packages, then builds and
+# runs every unit test in the `dev` build and again under ASan+UBSan (`asan`), printing ctest's
+# summary for each. Exits non-zero if any build or test fails.
+#
+# Usage: scripts/test.sh [PRESET ...]     (default: dev asan; any configure preset with a test preset)
+# A failing dev run does not stop the asan run (the sanitizer often says why); a failed build does.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$SW_ROOT"
+
+presets=("$@")
+((${#presets[@]} > 0)) || presets=(dev asan)
+
+"$SW_ROOT/scripts/install-deps.sh"
+
+failed=()
+for preset in "${presets[@]}"; do
+  start=$SECONDS
+  sw_build "$preset"
+  sw_log "test: ctest --preset $preset"
+  if ctest --preset "$preset"; then
+    sw_log "$preset: tests passed ($((SECONDS - start)) s with the build)"
+  else
+    sw_log "$preset: TESTS FAILED"
+    failed+=("$preset")
+  fi
+done
+
+if ((${#failed[@]} > 0)); then
+  sw_log "test.sh: failing presets: ${failed[*]}"
+  exit 1
+fi
+sw_log "test.sh: all tests passed in: ${presets[*]}"
