@@ -47,28 +47,37 @@ int CompareAddresses(const std::vector<std::string>& a, const std::vector<std::s
   return CompareViews(*ia, *ib);
 }
 
+inline bool SameText(std::string_view a, std::string_view b) { return a == b; }
+
+inline bool SameOptionalText(const std::optional<std::string>& a,
+                             const std::optional<std::string>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  return !a || *a == *b;
+}
+
 bool TargetRefsEqualIgnoringVersion(const std::optional<model::ObjectReference>& a,
                                     const std::optional<model::ObjectReference>& b) {
   if (a.has_value() != b.has_value()) return false;
   if (!a) return true;
-  return a->kind == b->kind && a->namespace_ == b->namespace_ && a->name == b->name &&
-         a->uid == b->uid && a->api_version == b->api_version && a->field_path == b->field_path;
+  return SameText(a->uid, b->uid) && SameText(a->name, b->name) &&
+         SameText(a->namespace_, b->namespace_) && SameText(a->kind, b->kind) &&
+         SameText(a->api_version, b->api_version) && SameText(a->field_path, b->field_path);
 }
 
 // Identity equality without ordering work: the planner's common case is "same endpoint".
 bool IdentityEqual(const Endpoint& a, const Endpoint& b) {
   if (a.addresses.size() == 1 && b.addresses.size() == 1) {
-    if (a.addresses[0] != b.addresses[0]) return false;
+    if (!SameText(a.addresses[0], b.addresses[0])) return false;
   } else if (CompareAddresses(a.addresses, b.addresses) != 0) {
     return false;
   }
-  if (OptionalView(a.hostname) != OptionalView(b.hostname)) return false;
+  if (!SameText(OptionalView(a.hostname), OptionalView(b.hostname))) return false;
   if (a.target_ref.has_value() != b.target_ref.has_value()) {
     const model::ObjectReference& ref = a.target_ref ? *a.target_ref : *b.target_ref;
     return ref.namespace_.empty() && ref.name.empty();
   }
-  return !a.target_ref ||
-         (a.target_ref->name == b.target_ref->name && a.target_ref->namespace_ == b.target_ref->namespace_);
+  return !a.target_ref || (SameText(a.target_ref->name, b.target_ref->name) &&
+                           SameText(a.target_ref->namespace_, b.target_ref->namespace_));
 }
 
 // True when a precedes b strictly in identity order. Decided by the first address alone when
@@ -361,6 +370,14 @@ void Planner::PlanAddressType(const std::string& address_type,
     }
   }
 
+  // Slices are visited by name, so ties in the packing break the same way whatever the list order.
+  for (auto& entry : existing_by_key) {
+    std::stable_sort(entry.second.begin(), entry.second.end(),
+                     [](const EndpointSlice* a, const EndpointSlice* b) {
+                       return a->metadata.name < b->metadata.name;
+                     });
+  }
+
   // Desired groups of this type, in port-key order.
   std::vector<std::pair<std::string, std::size_t>> groups;
   for (std::size_t i = 0; i < desired_.groups.size(); ++i) {
@@ -630,8 +647,9 @@ int CompareEndpointIdentity(const Endpoint& a, const Endpoint& b) {
 }
 
 bool EndpointEqualBeyondIdentity(const Endpoint& desired, const Endpoint& stored) {
-  return desired.conditions == stored.conditions && desired.node_name == stored.node_name &&
-         desired.zone == stored.zone &&
+  return desired.conditions == stored.conditions &&
+         SameOptionalText(desired.node_name, stored.node_name) &&
+         SameOptionalText(desired.zone, stored.zone) &&
          TargetRefsEqualIgnoringVersion(desired.target_ref, stored.target_ref);
 }
 

@@ -1,0 +1,71 @@
+// EndpointSliceTracker remembers the generation of every slice the controller wrote, and which it
+// deleted, so a sync never acts on an informer cache older than its own writes (spec §7).
+// Thread-safe: every method locks one mutex.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "slicewright/model/core.h"
+#include "slicewright/model/discovery.h"
+
+namespace slicewright::reconcile {
+
+class EndpointSliceTracker final {
+ public:
+  // The generation recorded for a slice whose deletion the controller issued.
+  static constexpr std::int64_t kDeletionExpected = -1;
+
+  EndpointSliceTracker() = default;
+  EndpointSliceTracker(const EndpointSliceTracker&) = delete;
+  EndpointSliceTracker& operator=(const EndpointSliceTracker&) = delete;
+
+  // Slices are keyed by their namespace and kubernetes.io/service-name label (missing label: "")
+  // and by UID.
+
+  // Records the generation of a slice returned by a create or update.
+  void Update(const model::EndpointSlice& slice);
+  // Records that the controller deleted the slice.
+  void ExpectDeletion(const model::EndpointSlice& slice);
+  // The slice's UID is tracked under its Service.
+  bool Has(const model::EndpointSlice& slice) const;
+  // The slice event is news: its Service or UID is untracked, or its generation is newer than the
+  // tracked one (always the case for a slice expected to be deleted).
+  bool ShouldSync(const model::EndpointSlice& slice) const;
+  // Forgets the slice; false iff it was tracked and its deletion was not expected (the caller
+  // should requeue the Service).
+  bool HandleDeletion(const model::EndpointSlice& slice);
+
+  // The listed `slices` of `service` (those without deletionTimestamp) lag behind the controller's
+  // writes: a listed slice is expected deleted or older than tracked, or a tracked live slice is
+  // missing. False for an untracked Service. A Service recreated under a new UID drops what was
+  // tracked for the old one first, since those writes are obsolete (upstream, S1).
+  bool StaleSlices(const model::Service& service, std::span<const model::EndpointSlice> slices);
+  bool StaleSlices(const model::Service& service,
+                   std::span<const model::EndpointSlice* const> slices);
+
+  // Forgets everything about the Service (it was deleted).
+  void DeleteService(std::string_view namespace_, std::string_view name);
+
+  // The tracked generation of a slice (kDeletionExpected included); nullopt when untracked.
+  std::optional<std::int64_t> GenerationForTest(const model::EndpointSlice& slice) const;
+
+ private:
+  using Generations = std::unordered_map<std::string, std::int64_t>;  // slice UID -> generation
+
+  template <typename SliceRange>
+  bool StaleSlicesImpl(const model::Service& service, const SliceRange& slices);
+
+  mutable std::mutex mu_;
+  // "namespace/service-name" -> tracked slices; guarded by mu_
+  std::unordered_map<std::string, Generations> generations_by_service_;
+  // "namespace/service-name" -> the Service UID last seen by StaleSlices; guarded by mu_
+  std::unordered_map<std::string, std::string> uid_by_service_;
+};
+
+}  // namespace slicewright::reconcile

@@ -1,0 +1,46 @@
+// TriggerTimeTracker computes the endpoints.kubernetes.io/last-change-trigger-time of a sync: the
+// earliest Pod or Service change not yet published (spec §8). Thread-safe; calls for the same
+// Service must not overlap (the work queue never runs one key twice at once).
+#pragma once
+
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "slicewright/model/core.h"
+#include "slicewright/model/time.h"
+
+namespace slicewright::reconcile {
+
+class TriggerTimeTracker final {
+ public:
+  TriggerTimeTracker() = default;
+  TriggerTimeTracker(const TriggerTimeTracker&) = delete;
+  TriggerTimeTracker& operator=(const TriggerTimeTracker&) = delete;
+
+  // A Service seen for the first time: its creationTimestamp. Otherwise the earliest of the pod
+  // trigger times (Ready condition lastTransitionTime; pods without one are ignored) later than
+  // the ones remembered, and of the Service creationTimestamp if later than remembered; zero when
+  // nothing changed. Remembers the current times either way. `namespace_` keys the Service with
+  // its name; `pods` must not hold nullptr. Spec changes of the Service produce no trigger time
+  // (an upstream limitation kept).
+  model::Time ComputeEndpointLastChangeTriggerTime(std::string_view namespace_,
+                                                   const model::Service& service,
+                                                   std::span<const model::Pod* const> pods);
+
+  // Forgets the Service (it was deleted).
+  void DeleteService(std::string_view namespace_, std::string_view name);
+
+ private:
+  struct ServiceState {
+    model::Time service_time;
+    std::unordered_map<std::string, model::Time> pod_times;  // pod name -> trigger time
+  };
+
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, ServiceState> states_;  // "namespace/name"; guarded by mu_
+};
+
+}  // namespace slicewright::reconcile

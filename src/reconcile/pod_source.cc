@@ -1,0 +1,683 @@
+#include "slicewright/reconcile/pod_source.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "slicewright/model/core.h"
+#include "slicewright/model/discovery.h"
+#include "slicewright/model/well_known.h"
+#include "slicewright/net/ip.h"
+#include "slicewright/reconcile/hints.h"
+#include "slicewright/reconcile/planner.h"
+
+namespace slicewright::reconcile {
+namespace {
+
+constexpr std::string_view kClusterIPNone = "None";
+constexpr std::string_view kRestartPolicyAlways = "Always";
+
+bool IsReservedLabelKey(std::string_view key) {
+  return key == model::kLabelServiceName || key == model::kLabelManagedBy ||
+         key == model::kLabelHeadless;
+}
+
+// upstream ShouldSetHostname: any Service type, not only headless ones (spec §3.4).
+bool ShouldSetHostname(const model::Pod& pod, const model::Service& service) {
+  return !pod.spec.hostname.empty() && pod.spec.subdomain == service.metadata.name &&
+         service.metadata.namespace_ == pod.metadata.namespace_;
+}
+
+// The zone of a found Node, nullptr when the node is missing or has no (or an empty) zone label.
+const std::string* ZoneOf(const model::Node* node) {
+  if (node == nullptr) {
+    return nullptr;
+  }
+  auto it = node->metadata.labels.find(model::kLabelTopologyZone);
+  if (it == node->metadata.labels.end() || it->second.empty()) {
+    return nullptr;
+  }
+  return &it->second;
+}
+
+// Every field of podToEndpoint but the addresses (spec §3.4).
+void FillEndpoint(model::Endpoint& endpoint, const model::Pod& pod, const model::Node* node,
+                  const model::Service& service) {
+  const bool serving = model::IsPodReady(pod);
+  const bool terminating = pod.metadata.deletion_timestamp.has_value();
+  // A terminating pod is never ready unless the Service publishes not-ready addresses.
+  endpoint.conditions.ready = service.spec.publish_not_ready_addresses || (serving && !terminating);
+  endpoint.conditions.serving = serving;
+  endpoint.conditions.terminating = terminating;
+  model::ObjectReference& ref = endpoint.target_ref.emplace();
+  ref.kind = "Pod";
+  ref.namespace_ = pod.metadata.namespace_;
+  ref.name = pod.metadata.name;
+  ref.uid = pod.metadata.uid;
+  if (!pod.spec.node_name.empty()) {
+    endpoint.node_name = pod.spec.node_name;
+  }
+  if (const std::string* zone = ZoneOf(node)) {
+    endpoint.zone = *zone;
+  }
+  if (ShouldSetHostname(pod, service)) {
+    endpoint.hostname = pod.spec.hostname;
+  }
+}
+
+std::optional<std::int32_t> FindNamedPort(const std::vector<model::Container>& containers,
+                                          const model::ServicePort& port, bool sidecars_only) {
+  for (const model::Container& container : containers) {
+    if (sidecars_only && container.restart_policy != kRestartPolicyAlways) {
+      continue;
+    }
+    for (const model::ContainerPort& container_port : container.ports) {
+      if (container_port.name == port.target_port.string_value &&
+          container_port.protocol == port.protocol) {
+        return container_port.container_port;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+model::EndpointPort MakeEndpointPort(const model::ServicePort& port, std::int32_t number) {
+  model::EndpointPort result;
+  result.name = port.name;
+  result.protocol = port.protocol;
+  result.port = number;
+  result.app_protocol = port.app_protocol;
+  return result;
+}
+
+int CompareStrings(std::string_view a, std::string_view b) {
+  const int c = a.compare(b);
+  return c < 0 ? -1 : (c > 0 ? 1 : 0);
+}
+
+// Lexicographic comparison of two address lists as sorted lists (the identity key sorts them).
+int CompareSortedAddresses(std::span<const std::string_view> a,
+                           std::span<const std::string_view> b) {
+  const std::size_t n = std::min(a.size(), b.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    if (int c = CompareStrings(a[i], b[i])) {
+      return c;
+    }
+  }
+  return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
+}
+
+// ---- DesiredFromService internals ----
+
+// Whether text that parsed as IPv4 is already in canonical form: only digits and dots (so not an
+// IPv4-mapped IPv6 form) and no octet with a leading zero. Kubelet writes canonical text, and
+// copying it is cheaper than formatting the parsed address again.
+bool IsCanonicalIpv4Text(std::string_view text) {
+  bool octet_start = true;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '.') {
+      octet_start = true;
+      continue;
+    }
+    if (c < '0' || c > '9') {
+      return false;
+    }
+    if (octet_start && c == '0' && i + 1 < text.size() && text[i + 1] != '.') {
+      return false;  // "010" is sloppy syntax for 10
+    }
+    octet_start = false;
+  }
+  return true;
+}
+
+// Sentinel in a port resolution for a Service port not found on the pod.
+constexpr std::int64_t kPortNotFound = -(std::int64_t{1} << 40);
+
+// One port set (spec §3.6): its PortMapKey and ports.
+struct KeyGroup {
+  std::string key;
+  std::vector<model::EndpointPort> ports;
+};
+
+// Maps a pod to the port set of its endpoint. Int target ports resolve the same for every pod, so
+// that set is computed once; named ones are resolved per pod to a vector of numbers, and only a
+// resolution not seen before builds ports and a PortMapKey.
+class PortSets final {
+ public:
+  PortSets(const PortSets&) = delete;
+  PortSets& operator=(const PortSets&) = delete;
+  explicit PortSets(const model::Service& service) : service_(service) {
+    const auto& ports = service.spec.ports;
+    named_ = std::any_of(ports.begin(), ports.end(),
+                         [](const model::ServicePort& p) { return p.target_port.is_string; });
+  }
+
+  std::size_t KeyFor(const model::Pod& pod) {
+    if (!named_) {
+      if (!fixed_key_) {
+        fixed_key_ = KeyIndexFor(EndpointPortsForPod(service_, pod));
+      }
+      return *fixed_key_;
+    }
+    const auto& ports = service_.spec.ports;
+    resolved_.resize(ports.size());
+    for (std::size_t i = 0; i < ports.size(); ++i) {
+      std::optional<std::int32_t> number = FindPort(pod, ports[i]);
+      resolved_[i] = number ? *number : kPortNotFound;
+    }
+    if (last_ != variants_.end() && last_->first == resolved_) {
+      return last_->second;
+    }
+    auto it = variants_.find(resolved_);
+    if (it == variants_.end()) {
+      std::vector<model::EndpointPort> endpoint_ports;
+      if (!(ports.empty() && service_.spec.cluster_ip == kClusterIPNone)) {
+        for (std::size_t i = 0; i < ports.size(); ++i) {
+          if (resolved_[i] == kPortNotFound) {
+            continue;
+          }
+          endpoint_ports.push_back(
+              MakeEndpointPort(ports[i], static_cast<std::int32_t>(resolved_[i])));
+        }
+      }
+      it = variants_.emplace(resolved_, KeyIndexFor(std::move(endpoint_ports))).first;
+    }
+    last_ = it;
+    return it->second;
+  }
+
+  std::vector<KeyGroup>& keys() { return keys_; }
+
+ private:
+  std::size_t KeyIndexFor(std::vector<model::EndpointPort> ports) {
+    std::string key = PortMapKey(ports);
+    auto [it, inserted] = key_index_.try_emplace(key, keys_.size());
+    if (inserted) {
+      keys_.push_back(KeyGroup{std::move(key), std::move(ports)});
+    }
+    return it->second;
+  }
+
+  const model::Service& service_;
+  bool named_ = false;
+  std::optional<std::size_t> fixed_key_;
+  std::vector<std::int64_t> resolved_;  // scratch, reused across pods
+  std::map<std::vector<std::int64_t>, std::size_t> variants_;
+  std::map<std::vector<std::int64_t>, std::size_t>::const_iterator last_ = variants_.end();
+  std::map<std::string, std::size_t, std::less<>> key_index_;
+  std::vector<KeyGroup> keys_;
+};
+
+// A pod IP parsed once per sync, canonical text.
+struct PodIp {
+  bool ipv6 = false;
+  std::string text;
+};
+
+// A pod that will be published in at least one address type.
+struct PodRecord {
+  const model::Pod* pod;
+  const model::Node* node;
+  std::uint32_t ip_begin;
+  std::uint32_t ip_end;
+  std::uint32_t key_index;
+};
+
+// Sort record of one pod in one (address type, port set) group. hi/lo hold the first 16 bytes of
+// the pod's smallest address of that family, big-endian and zero-padded: comparing them orders
+// like comparing the strings, so most comparisons never touch the strings (IPv4 fits entirely).
+struct SortRecord {
+  std::uint64_t hi;
+  std::uint64_t lo;
+  std::uint32_t record;
+};
+
+void PackPrefix(std::string_view text, std::uint64_t& hi, std::uint64_t& lo) {
+  hi = 0;
+  lo = 0;
+  for (std::size_t i = 0; i < 16; ++i) {
+    const std::uint64_t byte = i < text.size() ? static_cast<unsigned char>(text[i]) : 0;
+    if (i < 8) {
+      hi = (hi << 8) | byte;
+    } else {
+      lo = (lo << 8) | byte;
+    }
+  }
+}
+
+// Compares the identities (spec §3.7) of two records within one family without building
+// endpoints: the sort runs before any endpoint exists.
+class IdentityComparer final {
+ public:
+  IdentityComparer(const model::Service& service, const std::vector<PodRecord>& records,
+                   const std::vector<PodIp>& ips)
+      : service_(service), records_(records), ips_(ips) {}
+
+  // The smallest address of `ipv6`'s family of a record; nullptr when it has none.
+  const std::string* SmallestAddress(std::uint32_t record, bool ipv6) const {
+    const PodRecord& r = records_[record];
+    const std::string* best = nullptr;
+    for (std::uint32_t i = r.ip_begin; i < r.ip_end; ++i) {
+      if (ips_[i].ipv6 != ipv6) {
+        continue;
+      }
+      if (best == nullptr || ips_[i].text < *best) {
+        best = &ips_[i].text;
+      }
+    }
+    return best;
+  }
+
+  int Compare(std::uint32_t a, std::uint32_t b, bool ipv6) const {
+    if (int c = CompareAddresses(records_[a], records_[b], ipv6)) {
+      return c;
+    }
+    const model::Pod& pa = *records_[a].pod;
+    const model::Pod& pb = *records_[b].pod;
+    if (int c = CompareStrings(HostnameFor(pa), HostnameFor(pb))) {
+      return c;
+    }
+    if (int c = CompareStrings(pa.metadata.namespace_, pb.metadata.namespace_)) {
+      return c;
+    }
+    return CompareStrings(pa.metadata.name, pb.metadata.name);
+  }
+
+ private:
+  std::string_view HostnameFor(const model::Pod& pod) const {
+    if (!ShouldSetHostname(pod, service_)) {
+      return {};
+    }
+    return pod.spec.hostname;
+  }
+
+  int CompareAddresses(const PodRecord& a, const PodRecord& b, bool ipv6) const {
+    const std::string* single_a = nullptr;
+    const std::string* single_b = nullptr;
+    std::uint32_t count_a = 0;
+    std::uint32_t count_b = 0;
+    for (std::uint32_t i = a.ip_begin; i < a.ip_end; ++i) {
+      if (ips_[i].ipv6 == ipv6 && count_a++ == 0) {
+        single_a = &ips_[i].text;
+      }
+    }
+    for (std::uint32_t i = b.ip_begin; i < b.ip_end; ++i) {
+      if (ips_[i].ipv6 == ipv6 && count_b++ == 0) {
+        single_b = &ips_[i].text;
+      }
+    }
+    if (count_a == 1 && count_b == 1) {
+      return CompareStrings(*single_a, *single_b);
+    }
+    // More than one address of a family: compare the sorted lists (never written by kubelet).
+    std::vector<std::string_view> va;
+    std::vector<std::string_view> vb;
+    for (std::uint32_t i = a.ip_begin; i < a.ip_end; ++i) {
+      if (ips_[i].ipv6 == ipv6) {
+        va.push_back(ips_[i].text);
+      }
+    }
+    for (std::uint32_t i = b.ip_begin; i < b.ip_end; ++i) {
+      if (ips_[i].ipv6 == ipv6) {
+        vb.push_back(ips_[i].text);
+      }
+    }
+    std::sort(va.begin(), va.end());
+    std::sort(vb.begin(), vb.end());
+    return CompareSortedAddresses(va, vb);
+  }
+
+  const model::Service& service_;
+  const std::vector<PodRecord>& records_;
+  const std::vector<PodIp>& ips_;
+};
+
+// Sorts one group's records by identity (ties by pod order) and keeps only the last pod of each
+// identity: a later pod replaces an earlier one (spec §3.7).
+void OrderGroup(std::vector<SortRecord>& sort, bool ipv6, const IdentityComparer& identity) {
+  const auto same_prefix = [](const SortRecord& x, const SortRecord& y) {
+    return x.hi == y.hi && x.lo == y.lo;
+  };
+  std::sort(sort.begin(), sort.end(), [&](const SortRecord& x, const SortRecord& y) {
+    if (x.hi != y.hi) {
+      return x.hi < y.hi;
+    }
+    if (x.lo != y.lo) {
+      return x.lo < y.lo;
+    }
+    if (int c = identity.Compare(x.record, y.record, ipv6)) {
+      return c < 0;
+    }
+    return x.record < y.record;
+  });
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < sort.size(); ++i) {
+    if (i + 1 < sort.size() && same_prefix(sort[i], sort[i + 1]) &&
+        identity.Compare(sort[i].record, sort[i + 1].record, ipv6) == 0) {
+      continue;
+    }
+    sort[kept++] = sort[i];
+  }
+  sort.resize(kept);
+}
+
+std::string ServiceRef(const model::Service& service) {
+  return service.metadata.namespace_ + "/" + service.metadata.name;
+}
+
+}  // namespace
+
+std::vector<std::string> SupportedAddressTypes(const model::Service& service) {
+  bool ipv4 = false;
+  bool ipv6 = false;
+  for (const std::string& family : service.spec.ip_families) {
+    ipv4 = ipv4 || family == "IPv4";
+    ipv6 = ipv6 || family == "IPv6";
+  }
+  if (!ipv4 && !ipv6) {
+    const std::string& cluster_ip = service.spec.cluster_ip;
+    if (!cluster_ip.empty() && cluster_ip != kClusterIPNone) {
+      // An unparseable ClusterIP counts as IPv4, as upstream's IsIPv6String makes it.
+      std::optional<net::IpAddress> parsed = net::ParseIpSloppy(cluster_ip);
+      if (parsed && parsed->family == net::IpFamily::kIPv6) {
+        ipv6 = true;
+      } else {
+        ipv4 = true;
+      }
+    } else {
+      // Headless or not yet defaulted: assume dual-stack so no slices are deleted (spec §3.1).
+      ipv4 = true;
+      ipv6 = true;
+    }
+  }
+  std::vector<std::string> types;
+  if (ipv4) {
+    types.emplace_back(model::kAddressTypeIPv4);
+  }
+  if (ipv6) {
+    types.emplace_back(model::kAddressTypeIPv6);
+  }
+  return types;
+}
+
+bool IsHeadless(const model::Service& service) {
+  return service.spec.cluster_ip.empty() || service.spec.cluster_ip == kClusterIPNone;
+}
+
+bool ShouldPodBeInEndpoints(const model::Pod& pod, bool include_terminating) {
+  if (pod.status.phase == "Failed" || pod.status.phase == "Succeeded") {
+    return false;
+  }
+  if (pod.status.pod_ip.empty() && pod.status.pod_ips.empty()) {
+    return false;
+  }
+  if (!include_terminating && pod.metadata.deletion_timestamp.has_value()) {
+    return false;
+  }
+  return true;
+}
+
+std::optional<std::int32_t> FindPort(const model::Pod& pod, const model::ServicePort& port) {
+  if (!port.target_port.is_string) {
+    return port.target_port.int_value;
+  }
+  // Regular containers win over sidecars (restartable init containers).
+  if (auto found = FindNamedPort(pod.spec.containers, port, /*sidecars_only=*/false)) {
+    return found;
+  }
+  return FindNamedPort(pod.spec.init_containers, port, /*sidecars_only=*/true);
+}
+
+std::vector<model::EndpointPort> EndpointPortsForPod(const model::Service& service,
+                                                     const model::Pod& pod) {
+  std::vector<model::EndpointPort> result;
+  // A headless Service may have no ports.
+  if (service.spec.ports.empty() && service.spec.cluster_ip == kClusterIPNone) {
+    return result;
+  }
+  result.reserve(service.spec.ports.size());
+  for (const model::ServicePort& port : service.spec.ports) {
+    std::optional<std::int32_t> number = FindPort(pod, port);
+    if (!number) {
+      continue;  // this pod lands in a group with fewer ports (spec §3.5)
+    }
+    result.push_back(MakeEndpointPort(port, *number));
+  }
+  return result;
+}
+
+model::Endpoint PodToEndpoint(const model::Pod& pod, const model::Node* node,
+                              const model::Service& service, std::string_view address_type) {
+  model::Endpoint endpoint;
+  const bool want_ipv4 = address_type == model::kAddressTypeIPv4;
+  const bool want_ipv6 = address_type == model::kAddressTypeIPv6;
+  for (const std::string& text : pod.status.pod_ips) {
+    std::optional<net::IpAddress> parsed = net::ParseIpSloppy(text);
+    // Upstream writes an unparseable IP as "<nil>" into IPv4 slices; we skip it (decision §15.4).
+    if (!parsed) {
+      continue;
+    }
+    const bool ipv6 = parsed->family == net::IpFamily::kIPv6;
+    if ((ipv6 && want_ipv6) || (!ipv6 && want_ipv4)) {
+      endpoint.addresses.push_back(net::FormatIp(*parsed));
+    }
+  }
+  FillEndpoint(endpoint, pod, node, service);
+  return endpoint;
+}
+
+model::StringMap ServiceSliceLabels(const model::Service& service, std::string_view managed_by) {
+  model::StringMap labels;
+  for (const auto& [key, value] : service.metadata.labels) {
+    // A reserved key on the Service is ignored (upstream logs it).
+    if (!IsReservedLabelKey(key)) {
+      labels.emplace_hint(labels.end(), key, value);
+    }
+  }
+  if (IsHeadless(service)) {
+    labels.emplace(model::kLabelHeadless, "");
+  }
+  labels.insert_or_assign(std::string(model::kLabelServiceName), service.metadata.name);
+  labels.insert_or_assign(std::string(model::kLabelManagedBy), std::string(managed_by));
+  return labels;
+}
+
+SliceLabels SetEndpointSliceLabels(const model::StringMap& slice_labels,
+                                   const model::Service& service, std::string_view managed_by) {
+  SliceLabels result;
+  result.labels = ServiceSliceLabels(service, managed_by);
+  // Compare the non-reserved parts only: the desired set minus reserved keys is the Service's.
+  auto a = slice_labels.begin();
+  auto b = result.labels.begin();
+  const auto skip_reserved = [](auto& it, const auto end) {
+    while (it != end && IsReservedLabelKey(it->first)) {
+      ++it;
+    }
+  };
+  while (true) {
+    skip_reserved(a, slice_labels.end());
+    skip_reserved(b, result.labels.end());
+    if (a == slice_labels.end() || b == result.labels.end()) {
+      result.changed = (a == slice_labels.end()) != (b == result.labels.end());
+      break;
+    }
+    if (a->first != b->first || a->second != b->second) {
+      result.changed = true;
+      break;
+    }
+    ++a;
+    ++b;
+  }
+  return result;
+}
+
+DesiredEndpoints DesiredFromService(const model::Service& service,
+                                    std::span<const model::Pod* const> pods,
+                                    const NodeLookup& nodes, const ServiceSourceOptions& options) {
+  DesiredEndpoints desired;
+  desired.owner.api_version = "v1";
+  desired.owner.kind = "Service";
+  desired.owner.namespace_ = service.metadata.namespace_;
+  desired.owner.name = service.metadata.name;
+  desired.owner.uid = service.metadata.uid;
+  desired.owner.being_deleted = service.metadata.deletion_timestamp.has_value();
+  desired.address_types = SupportedAddressTypes(service);
+  desired.labels = ServiceSliceLabels(service, options.managed_by);
+  desired.trigger_time = options.trigger_time;
+  desired.traffic_distribution = service.spec.traffic_distribution;
+  desired.topology_hints_requested = TopologyHintsEnabled(service.metadata.annotations);
+
+  bool serve_ipv4 = false;
+  bool serve_ipv6 = false;
+  for (const std::string& type : desired.address_types) {
+    serve_ipv4 = serve_ipv4 || type == model::kAddressTypeIPv4;
+    serve_ipv6 = serve_ipv6 || type == model::kAddressTypeIPv6;
+  }
+
+  // Pass 1: filter pods, resolve port sets and nodes, parse IPs once per pod.
+  PortSets port_sets(service);
+  std::vector<PodRecord> records;
+  records.reserve(pods.size());
+  std::vector<PodIp> ips;
+  ips.reserve(pods.size() * (serve_ipv4 && serve_ipv6 ? 2 : 1));
+  std::int64_t invalid_ips = 0;
+  for (const model::Pod* pod : pods) {
+    if (!ShouldPodBeInEndpoints(*pod, /*include_terminating=*/true)) {
+      continue;
+    }
+    // The group exists from here on, even if the pod is skipped below (spec §3.6).
+    const std::size_t key_index = port_sets.KeyFor(*pod);
+    const model::Node* node = pod->spec.node_name.empty() ? nullptr : nodes(pod->spec.node_name);
+    if (node == nullptr && !service.spec.publish_not_ready_addresses) {
+      desired.diagnostics.push_back(
+          Diagnostic{Diagnostic::Severity::kWarning, std::string(kReasonNodeNotFound),
+                     "skipping Pod " + pod->metadata.name + " for Service " + ServiceRef(service) +
+                         ": Node " + pod->spec.node_name + " Not Found",
+                     /*retry=*/true});
+      continue;
+    }
+    const auto ip_begin = static_cast<std::uint32_t>(ips.size());
+    for (const std::string& text : pod->status.pod_ips) {
+      std::optional<net::IpAddress> parsed = net::ParseIpSloppy(text);
+      if (!parsed) {
+        ++invalid_ips;  // decision §15.4: skipped and reported once per sync
+        continue;
+      }
+      const bool ipv6 = parsed->family == net::IpFamily::kIPv6;
+      if (ipv6 ? !serve_ipv6 : !serve_ipv4) {
+        continue;
+      }
+      ips.push_back(
+          PodIp{ipv6, !ipv6 && IsCanonicalIpv4Text(text) ? text : net::FormatIp(*parsed)});
+    }
+    const auto ip_end = static_cast<std::uint32_t>(ips.size());
+    if (ip_end == ip_begin) {
+      continue;  // no address in any served family: no endpoint
+    }
+    records.push_back(
+        PodRecord{pod, node, ip_begin, ip_end, static_cast<std::uint32_t>(key_index)});
+  }
+  if (invalid_ips > 0) {
+    desired.diagnostics.push_back(
+        Diagnostic{Diagnostic::Severity::kWarning, std::string(kReasonInvalidIPAddress),
+                   "Skipped " + std::to_string(invalid_ips) +
+                       " invalid Pod IP addresses for Service " + ServiceRef(service),
+                   /*retry=*/false});
+  }
+
+  // Pass 2: per (port set, address type), order the records by identity. Pods are read in their
+  // own order in passes 1 and 3 only: reading 10k-100k pods in sorted order thrashes the caches.
+  std::vector<KeyGroup>& keys = port_sets.keys();
+  const std::size_t type_count = desired.address_types.size();
+  if (type_count == 0) {
+    return desired;  // SupportedAddressTypes always yields one; keeps the divisions below safe
+  }
+  std::vector<bool> type_is_ipv6(type_count);
+  for (std::size_t t = 0; t < type_count; ++t) {
+    type_is_ipv6[t] = desired.address_types[t] == model::kAddressTypeIPv6;
+  }
+  const IdentityComparer identity(service, records, ips);
+  std::vector<std::vector<SortRecord>> buckets(keys.size() * type_count);
+  if (keys.size() == 1) {
+    for (auto& bucket : buckets) {
+      bucket.reserve(records.size());
+    }
+  }
+  for (std::uint32_t r = 0; r < records.size(); ++r) {
+    for (std::size_t t = 0; t < type_count; ++t) {
+      const std::string* smallest = identity.SmallestAddress(r, type_is_ipv6[t]);
+      if (smallest == nullptr) {
+        continue;
+      }
+      SortRecord sort_record{0, 0, r};
+      PackPrefix(*smallest, sort_record.hi, sort_record.lo);
+      buckets[records[r].key_index * type_count + t].push_back(sort_record);
+    }
+  }
+  // slot[record * type_count + t]: the record's position in its group, or kNoSlot.
+  constexpr std::uint32_t kNoSlot = ~std::uint32_t{0};
+  std::vector<std::uint32_t> slot(records.size() * type_count, kNoSlot);
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    const std::size_t t = b % type_count;
+    OrderGroup(buckets[b], type_is_ipv6[t], identity);
+    for (std::size_t position = 0; position < buckets[b].size(); ++position) {
+      slot[buckets[b][position].record * type_count + t] = static_cast<std::uint32_t>(position);
+    }
+  }
+
+  // Groups ordered by address type, then port map key.
+  std::vector<std::size_t> key_order(keys.size());
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    key_order[k] = k;
+  }
+  std::sort(key_order.begin(), key_order.end(),
+            [&](std::size_t a, std::size_t b) { return keys[a].key < keys[b].key; });
+  std::vector<std::size_t> group_of(keys.size() * type_count);  // bucket -> group index
+  desired.groups.reserve(keys.size() * type_count);
+  for (std::size_t t = 0; t < type_count; ++t) {
+    for (std::size_t k : key_order) {
+      group_of[k * type_count + t] = desired.groups.size();
+      EndpointGroup& group = desired.groups.emplace_back();
+      group.address_type = desired.address_types[t];
+      group.ports = t + 1 == type_count ? std::move(keys[k].ports) : keys[k].ports;
+      group.endpoints.resize(buckets[k * type_count + t].size());
+    }
+  }
+
+  // Pass 3: build each endpoint in place at its sorted position, walking pods in their order.
+  for (std::uint32_t r = 0; r < records.size(); ++r) {
+    const PodRecord& record = records[r];
+    for (std::size_t t = 0; t < type_count; ++t) {
+      const std::uint32_t position = slot[r * type_count + t];
+      if (position == kNoSlot) {
+        continue;
+      }
+      EndpointGroup& group = desired.groups[group_of[record.key_index * type_count + t]];
+      model::Endpoint& endpoint = group.endpoints[position];
+      const bool ipv6 = type_is_ipv6[t];
+      std::uint32_t count = 0;
+      for (std::uint32_t k = record.ip_begin; k < record.ip_end; ++k) {
+        count += ips[k].ipv6 == ipv6 ? 1 : 0;
+      }
+      endpoint.addresses.reserve(count);
+      // Each address belongs to one family, so it is moved out exactly once.
+      for (std::uint32_t k = record.ip_begin; k < record.ip_end; ++k) {
+        if (ips[k].ipv6 == ipv6) {
+          endpoint.addresses.push_back(std::move(ips[k].text));
+        }
+      }
+      FillEndpoint(endpoint, *record.pod, record.node, service);
+    }
+  }
+  return desired;
+}
+
+}  // namespace slicewright::reconcile

@@ -1,0 +1,151 @@
+#include "slicewright/reconcile/tracker.h"
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+
+#include "slicewright/model/well_known.h"
+
+namespace slicewright::reconcile {
+namespace {
+
+std::string ServiceKey(std::string_view namespace_, std::string_view name) {
+  std::string key;
+  key.reserve(namespace_.size() + 1 + name.size());
+  key += namespace_;
+  key += '/';
+  key += name;
+  return key;
+}
+
+std::string ServiceKeyOf(const model::EndpointSlice& slice) {
+  auto it = slice.metadata.labels.find(model::kLabelServiceName);
+  return ServiceKey(slice.metadata.namespace_,
+                    it == slice.metadata.labels.end() ? std::string_view() : it->second);
+}
+
+const model::EndpointSlice& Deref(const model::EndpointSlice& slice) { return slice; }
+const model::EndpointSlice& Deref(const model::EndpointSlice* slice) { return *slice; }
+
+}  // namespace
+
+void EndpointSliceTracker::Update(const model::EndpointSlice& slice) {
+  std::string key = ServiceKeyOf(slice);
+  std::lock_guard<std::mutex> lock(mu_);
+  generations_by_service_[std::move(key)][slice.metadata.uid] = slice.metadata.generation;
+}
+
+void EndpointSliceTracker::ExpectDeletion(const model::EndpointSlice& slice) {
+  std::string key = ServiceKeyOf(slice);
+  std::lock_guard<std::mutex> lock(mu_);
+  generations_by_service_[std::move(key)][slice.metadata.uid] = kDeletionExpected;
+}
+
+bool EndpointSliceTracker::Has(const model::EndpointSlice& slice) const {
+  const std::string key = ServiceKeyOf(slice);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto service = generations_by_service_.find(key);
+  return service != generations_by_service_.end() && service->second.contains(slice.metadata.uid);
+}
+
+bool EndpointSliceTracker::ShouldSync(const model::EndpointSlice& slice) const {
+  const std::string key = ServiceKeyOf(slice);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto service = generations_by_service_.find(key);
+  if (service == generations_by_service_.end()) {
+    return true;
+  }
+  auto tracked = service->second.find(slice.metadata.uid);
+  return tracked == service->second.end() || slice.metadata.generation > tracked->second;
+}
+
+bool EndpointSliceTracker::HandleDeletion(const model::EndpointSlice& slice) {
+  const std::string key = ServiceKeyOf(slice);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto service = generations_by_service_.find(key);
+  if (service == generations_by_service_.end()) {
+    return true;
+  }
+  auto tracked = service->second.find(slice.metadata.uid);
+  if (tracked == service->second.end()) {
+    return true;
+  }
+  const bool expected = tracked->second == kDeletionExpected;
+  service->second.erase(tracked);
+  return expected;
+}
+
+template <typename SliceRange>
+bool EndpointSliceTracker::StaleSlicesImpl(const model::Service& service,
+                                           const SliceRange& slices) {
+  std::string key = ServiceKey(service.metadata.namespace_, service.metadata.name);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto [uid, inserted] = uid_by_service_.try_emplace(key, service.metadata.uid);
+  if (!inserted) {
+    if (!uid->second.empty() && !service.metadata.uid.empty() &&
+        uid->second != service.metadata.uid) {
+      generations_by_service_.erase(key);  // writes for the previous incarnation are obsolete
+    }
+    uid->second = service.metadata.uid;
+  }
+  auto tracked = generations_by_service_.find(key);
+  if (tracked == generations_by_service_.end()) {
+    return false;
+  }
+  const Generations& generations = tracked->second;
+  std::unordered_set<std::string_view> listed;
+  listed.reserve(slices.size());
+  for (const auto& entry : slices) {
+    const model::EndpointSlice& slice = Deref(entry);
+    listed.insert(slice.metadata.uid);
+    auto it = generations.find(slice.metadata.uid);
+    if (it != generations.end() &&
+        (it->second == kDeletionExpected || it->second > slice.metadata.generation)) {
+      return true;
+    }
+  }
+  for (const auto& [slice_uid, generation] : generations) {
+    if (generation != kDeletionExpected && !listed.contains(slice_uid)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool EndpointSliceTracker::StaleSlices(const model::Service& service,
+                                       std::span<const model::EndpointSlice> slices) {
+  return StaleSlicesImpl(service, slices);
+}
+
+bool EndpointSliceTracker::StaleSlices(const model::Service& service,
+                                       std::span<const model::EndpointSlice* const> slices) {
+  return StaleSlicesImpl(service, slices);
+}
+
+void EndpointSliceTracker::DeleteService(std::string_view namespace_, std::string_view name) {
+  const std::string key = ServiceKey(namespace_, name);
+  std::lock_guard<std::mutex> lock(mu_);
+  generations_by_service_.erase(key);
+  uid_by_service_.erase(key);
+}
+
+std::optional<std::int64_t> EndpointSliceTracker::GenerationForTest(
+    const model::EndpointSlice& slice) const {
+  const std::string key = ServiceKeyOf(slice);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto service = generations_by_service_.find(key);
+  if (service == generations_by_service_.end()) {
+    return std::nullopt;
+  }
+  auto tracked = service->second.find(slice.metadata.uid);
+  if (tracked == service->second.end()) {
+    return std::nullopt;
+  }
+  return tracked->second;
+}
+
+}  // namespace slicewright::reconcile

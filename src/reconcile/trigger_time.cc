@@ -1,0 +1,91 @@
+#include "slicewright/reconcile/trigger_time.h"
+
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace slicewright::reconcile {
+namespace {
+
+std::string ServiceKey(std::string_view namespace_, std::string_view name) {
+  std::string key;
+  key.reserve(namespace_.size() + 1 + name.size());
+  key += namespace_;
+  key += '/';
+  key += name;
+  return key;
+}
+
+model::Time PodTriggerTime(const model::Pod& pod) {
+  const model::PodCondition* ready = model::FindPodCondition(pod.status.conditions, "Ready");
+  if (ready == nullptr || !ready->last_transition_time) {
+    return {};
+  }
+  return *ready->last_transition_time;
+}
+
+// The earlier of two times, where zero means "none yet".
+model::Time Earliest(model::Time current, model::Time candidate) {
+  return current.IsZero() || candidate < current ? candidate : current;
+}
+
+}  // namespace
+
+model::Time TriggerTimeTracker::ComputeEndpointLastChangeTriggerTime(
+    std::string_view namespace_, const model::Service& service,
+    std::span<const model::Pod* const> pods) {
+  const std::string key = ServiceKey(namespace_, service.metadata.name);
+  // Only the map needs the lock: calls for one key never overlap, so the state is taken out,
+  // worked on without the lock, and put back.
+  ServiceState previous;
+  bool known = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = states_.find(key);
+    if (it != states_.end()) {
+      previous = std::move(it->second);
+      known = true;
+    }
+  }
+
+  ServiceState current;
+  current.pod_times.reserve(pods.size());
+  model::Time earliest_change;
+  for (const model::Pod* pod : pods) {
+    const model::Time pod_time = PodTriggerTime(*pod);
+    if (pod_time.IsZero()) {
+      continue;
+    }
+    current.pod_times.insert_or_assign(pod->metadata.name, pod_time);
+    auto last = previous.pod_times.find(pod->metadata.name);
+    const model::Time last_time = last == previous.pod_times.end() ? model::Time{} : last->second;
+    if (pod_time > last_time) {
+      earliest_change = Earliest(earliest_change, pod_time);
+    }
+  }
+  current.service_time = service.metadata.creation_timestamp.value_or(model::Time{});
+  if (current.service_time > previous.service_time) {
+    earliest_change = Earliest(earliest_change, current.service_time);
+  }
+  const model::Time service_time = current.service_time;
+
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    states_.insert_or_assign(key, std::move(current));
+  }
+  // A new Service: its creation is the change being published.
+  if (!known) {
+    return service_time;
+  }
+  return earliest_change;
+}
+
+void TriggerTimeTracker::DeleteService(std::string_view namespace_, std::string_view name) {
+  const std::string key = ServiceKey(namespace_, name);
+  std::lock_guard<std::mutex> lock(mu_);
+  states_.erase(key);
+}
+
+}  // namespace slicewright::reconcile

@@ -1,0 +1,960 @@
+#include "slicewright/reconcile/pod_source.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "slicewright/model/core.h"
+#include "slicewright/model/discovery.h"
+#include "slicewright/model/well_known.h"
+#include "slicewright/reconcile/planner.h"
+
+namespace slicewright::reconcile {
+namespace {
+
+// ---- builders (spec §16 conventions: namespace test, Service foo, pods on node-1) ----
+
+model::Service FooService() {
+  model::Service service;
+  service.metadata.namespace_ = "test";
+  service.metadata.name = "foo";
+  service.metadata.uid = "test-foo";
+  service.spec.selector = model::StringMap{{"foo", "bar"}};
+  service.spec.ip_families = {"IPv4"};
+  model::ServicePort port;
+  port.name = "foo";
+  port.protocol = "TCP";
+  port.port = 80;
+  port.target_port = model::IntOrString::FromInt(80);
+  service.spec.ports = {port};
+  return service;
+}
+
+std::string PodIpv4(int i) {
+  const int n = i + 4;
+  return "1.2." + std::to_string(3 + n / 256) + "." + std::to_string(n % 256);
+}
+
+model::Pod MakePod(int i, bool ready = true, std::vector<std::string> ips = {}) {
+  model::Pod pod;
+  pod.metadata.namespace_ = "test";
+  pod.metadata.name = "pod" + std::to_string(i);
+  pod.metadata.uid = "uid-pod" + std::to_string(i);
+  pod.metadata.labels = {{"foo", "bar"}};
+  pod.spec.node_name = "node-1";
+  pod.status.phase = "Running";
+  if (ips.empty()) {
+    ips = {PodIpv4(i)};
+  }
+  pod.status.pod_ip = ips[0];
+  pod.status.pod_ips = std::move(ips);
+  pod.status.conditions = {model::PodCondition{"Ready", ready ? "True" : "False", {}, "", ""}};
+  return pod;
+}
+
+model::Node MakeNode(std::string name, const std::string& zone = "") {
+  model::Node node;
+  node.metadata.name = std::move(name);
+  if (!zone.empty()) {
+    node.metadata.labels[std::string(model::kLabelTopologyZone)] = zone;
+  }
+  return node;
+}
+
+// Nodes by name for NodeLookup.
+struct Nodes {
+  std::map<std::string, model::Node, std::less<>> by_name;
+  const model::Node* operator()(std::string_view name) const {
+    auto it = by_name.find(name);
+    return it == by_name.end() ? nullptr : &it->second;
+  }
+};
+
+Nodes DefaultNodes() {
+  Nodes nodes;
+  nodes.by_name.emplace("node-1", MakeNode("node-1"));
+  return nodes;
+}
+
+std::vector<const model::Pod*> Pointers(const std::vector<model::Pod>& pods) {
+  std::vector<const model::Pod*> pointers;
+  pointers.reserve(pods.size());
+  for (const model::Pod& pod : pods) {
+    pointers.push_back(&pod);
+  }
+  return pointers;
+}
+
+DesiredEndpoints Derive(const model::Service& service, const std::vector<model::Pod>& pods,
+                        const Nodes& nodes = DefaultNodes(),
+                        const ServiceSourceOptions& options = {}) {
+  const std::vector<const model::Pod*> pointers = Pointers(pods);
+  return DesiredFromService(service, pointers, nodes, options);
+}
+
+model::EndpointPort Port(std::string name, int number, std::string protocol = "TCP") {
+  return model::EndpointPort{std::move(name), std::move(protocol), number, std::nullopt};
+}
+
+std::vector<std::string> Names(const EndpointGroup& group) {
+  std::vector<std::string> names;
+  for (const model::Endpoint& endpoint : group.endpoints) {
+    names.push_back(endpoint.target_ref->name);
+  }
+  return names;
+}
+
+// ---- §3.1 address types ----
+
+// Scenario 25: served address types from ipFamilies, else from the ClusterIP family, else both.
+TEST(PodSourceTest, Scenario25_SupportedAddressTypes) {
+  struct Case {
+    std::string_view name;
+    std::vector<std::string> ip_families;
+    std::string cluster_ip;
+    std::vector<std::string> want;
+  };
+  const Case cases[] = {
+      {"v4 from ClusterIP", {}, "10.0.0.10", {"IPv4"}},
+      {"v6 from ClusterIP", {}, "2000::1", {"IPv6"}},
+      {"dual-stack families", {"IPv6", "IPv4"}, "", {"IPv4", "IPv6"}},
+      {"headless without families", {}, "None", {"IPv4", "IPv6"}},
+      {"empty ClusterIP without families", {}, "", {"IPv4", "IPv6"}},
+      {"families win over ClusterIP", {"IPv6"}, "10.0.0.10", {"IPv6"}},
+      {"unknown family falls back", {"IPv5"}, "10.0.0.10", {"IPv4"}},
+      {"unparseable ClusterIP counts as IPv4", {}, "not-an-ip", {"IPv4"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    model::Service service = FooService();
+    service.spec.ip_families = c.ip_families;
+    service.spec.cluster_ip = c.cluster_ip;
+    EXPECT_EQ(SupportedAddressTypes(service), c.want);
+  }
+}
+
+// ---- §3.2 pod filter ----
+
+// Terminal pods and pods without IPs are left out; terminating ones only on request.
+TEST(PodSourceTest, ShouldPodBeInEndpoints) {
+  struct Case {
+    std::string_view name;
+    std::string phase;
+    std::string pod_ip;
+    std::vector<std::string> pod_ips;
+    bool terminating;
+    bool include_terminating;
+    bool want;
+  };
+  const Case cases[] = {
+      {"running", "Running", "1.2.3.4", {"1.2.3.4"}, false, true, true},
+      {"failed", "Failed", "1.2.3.4", {"1.2.3.4"}, false, true, false},
+      {"succeeded", "Succeeded", "1.2.3.4", {"1.2.3.4"}, false, true, false},
+      {"pending with IP", "Pending", "1.2.3.4", {}, false, true, true},
+      {"no IPs", "Running", "", {}, false, true, false},
+      {"only podIPs", "Running", "", {"1.2.3.4"}, false, true, true},
+      {"terminating included", "Running", "1.2.3.4", {"1.2.3.4"}, true, true, true},
+      {"terminating excluded", "Running", "1.2.3.4", {"1.2.3.4"}, true, false, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    model::Pod pod = MakePod(0);
+    pod.status.phase = c.phase;
+    pod.status.pod_ip = c.pod_ip;
+    pod.status.pod_ips = c.pod_ips;
+    if (c.terminating) {
+      pod.metadata.deletion_timestamp = model::Time::FromUnixSeconds(1);
+    }
+    EXPECT_EQ(ShouldPodBeInEndpoints(pod, c.include_terminating), c.want);
+  }
+}
+
+// ---- §3.5 ports ----
+
+model::Container ContainerWithPorts(std::vector<model::ContainerPort> ports,
+                                    std::optional<std::string> restart_policy = std::nullopt) {
+  model::Container container;
+  container.name = "c";
+  container.ports = std::move(ports);
+  container.restart_policy = std::move(restart_policy);
+  return container;
+}
+
+model::ContainerPort ContainerPort(std::string name, int number, std::string protocol = "TCP") {
+  model::ContainerPort port;
+  port.name = std::move(name);
+  port.container_port = number;
+  port.protocol = std::move(protocol);
+  return port;
+}
+
+// Scenario 26: int target ports as is; named ones by name and protocol, regular containers first,
+// then sidecars (restartable init containers) only.
+TEST(PodSourceTest, Scenario26_FindPort) {
+  struct Case {
+    std::string_view name;
+    model::IntOrString target;
+    std::string protocol;
+    std::vector<model::Container> containers;
+    std::vector<model::Container> init_containers;
+    std::optional<std::int32_t> want;
+  };
+  const std::vector<model::Container> three_ports = {ContainerWithPorts(
+      {ContainerPort("", 11, "UDP"), ContainerPort("p", 22), ContainerPort("q", 33)})};
+  const Case cases[] = {
+      {"int target", model::IntOrString::FromInt(93), "TCP", {}, {}, 93},
+      {"named among several", model::IntOrString::FromString("q"), "TCP", three_ports, {}, 33},
+      {"protocol mismatch",
+       model::IntOrString::FromString("a"),
+       "TCP",
+       {ContainerWithPorts({ContainerPort("a", 11, "snmp")})},
+       {},
+       std::nullopt},
+      {"sidecar",
+       model::IntOrString::FromString("http"),
+       "TCP",
+       {},
+       {ContainerWithPorts({ContainerPort("http", 8080)}, "Always")},
+       8080},
+      {"non-restartable init container",
+       model::IntOrString::FromString("http"),
+       "TCP",
+       {},
+       {ContainerWithPorts({ContainerPort("http", 8080)})},
+       std::nullopt},
+      {"init container restartPolicy Never",
+       model::IntOrString::FromString("http"),
+       "TCP",
+       {},
+       {ContainerWithPorts({ContainerPort("http", 8080)}, "Never")},
+       std::nullopt},
+      {"app container wins over sidecar",
+       model::IntOrString::FromString("http"),
+       "TCP",
+       {ContainerWithPorts({ContainerPort("http", 8090)})},
+       {ContainerWithPorts({ContainerPort("http", 8080)}, "Always")},
+       8090},
+      {"first container wins",
+       model::IntOrString::FromString("http"),
+       "TCP",
+       {ContainerWithPorts({ContainerPort("http", 1)}),
+        ContainerWithPorts({ContainerPort("http", 2)})},
+       {},
+       1},
+      {"negative port passed through",
+       model::IntOrString::FromString("neg"),
+       "TCP",
+       {ContainerWithPorts({ContainerPort("neg", -1)})},
+       {},
+       -1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    model::Pod pod = MakePod(0);
+    pod.spec.containers = c.containers;
+    pod.spec.init_containers = c.init_containers;
+    model::ServicePort port;
+    port.name = "svc";
+    port.protocol = c.protocol;
+    port.target_port = c.target;
+    EXPECT_EQ(FindPort(pod, port), c.want);
+  }
+}
+
+// Endpoint ports follow Service port order, keep the Service name and appProtocol, and drop ports
+// not found on the pod; a headless Service without ports has none.
+TEST(PodSourceTest, EndpointPortsForPod) {
+  model::Service service = FooService();
+  service.spec.ports[0].app_protocol = "http";
+  model::ServicePort named;
+  named.name = "named";
+  named.protocol = "UDP";
+  named.port = 53;
+  named.target_port = model::IntOrString::FromString("dns");
+  service.spec.ports.push_back(named);
+  model::Pod pod = MakePod(0);
+  std::vector<model::EndpointPort> ports = EndpointPortsForPod(service, pod);
+  model::EndpointPort foo = Port("foo", 80);
+  foo.app_protocol = "http";
+  EXPECT_EQ(ports, std::vector<model::EndpointPort>{foo});
+
+  pod.spec.containers = {ContainerWithPorts({ContainerPort("dns", 5353, "UDP")})};
+  ports = EndpointPortsForPod(service, pod);
+  EXPECT_EQ(ports, (std::vector<model::EndpointPort>{foo, Port("named", 5353, "UDP")}));
+
+  model::Service headless = FooService();
+  headless.spec.cluster_ip = "None";
+  headless.spec.ports.clear();
+  EXPECT_TRUE(EndpointPortsForPod(headless, pod).empty());
+}
+
+// ---- §3.4 pod -> endpoint ----
+
+// Scenario 23: ready/serving/terminating from the Ready condition, deletionTimestamp and
+// publishNotReadyAddresses; all three always set.
+TEST(PodSourceTest, Scenario23_PodToEndpointConditions) {
+  struct Case {
+    std::string_view name;
+    bool pod_ready;
+    bool terminating;
+    bool publish_not_ready;
+    bool want_ready;
+    bool want_serving;
+    bool want_terminating;
+  };
+  const Case cases[] = {
+      {"ready", true, false, false, true, true, false},
+      {"unready", false, false, false, false, false, false},
+      {"unready, publishNotReadyAddresses", false, false, true, true, false, false},
+      {"ready, terminating", true, true, false, false, true, true},
+      {"unready, terminating", false, true, false, false, false, true},
+      {"ready, terminating, publishNotReadyAddresses", true, true, true, true, true, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    model::Service service = FooService();
+    service.spec.publish_not_ready_addresses = c.publish_not_ready;
+    model::Pod pod = MakePod(0, c.pod_ready);
+    if (c.terminating) {
+      pod.metadata.deletion_timestamp = model::Time::FromUnixSeconds(1);
+    }
+    const model::Node node = MakeNode("node-1");
+    const model::Endpoint endpoint = PodToEndpoint(pod, &node, service, "IPv4");
+    EXPECT_EQ(endpoint.conditions.ready, c.want_ready);
+    EXPECT_EQ(endpoint.conditions.serving, c.want_serving);
+    EXPECT_EQ(endpoint.conditions.terminating, c.want_terminating);
+  }
+}
+
+// A pod without a Ready condition is neither serving nor ready.
+TEST(PodSourceTest, MissingReadyConditionIsNotServing) {
+  model::Pod pod = MakePod(0);
+  pod.status.conditions.clear();
+  const model::Endpoint endpoint = PodToEndpoint(pod, nullptr, FooService(), "IPv4");
+  EXPECT_EQ(endpoint.conditions, (model::EndpointConditions{false, false, false}));
+}
+
+// Scenario 24: hostname (with subdomain == Service name), zone and nodeName are carried over; the
+// targetRef names the pod without apiVersion or resourceVersion.
+TEST(PodSourceTest, Scenario24_PodToEndpointHostnameZoneNode) {
+  model::Pod pod = MakePod(0);
+  pod.spec.hostname = "example-hostname";
+  pod.spec.subdomain = "foo";
+  pod.metadata.resource_version = "42";
+  const model::Node node = MakeNode("node-1", "us-central1-a");
+  const model::Endpoint endpoint = PodToEndpoint(pod, &node, FooService(), "IPv4");
+  model::Endpoint want;
+  want.addresses = {"1.2.3.4"};
+  want.conditions = {true, true, false};
+  want.hostname = "example-hostname";
+  want.target_ref = model::ObjectReference{"Pod", "test", "pod0", "uid-pod0", "", "", ""};
+  want.node_name = "node-1";
+  want.zone = "us-central1-a";
+  EXPECT_EQ(endpoint, want);
+}
+
+// Hostname needs a non-empty hostname, subdomain == Service name and the same namespace; nodeName
+// needs spec.nodeName; zone needs a found node with a non-empty zone label.
+TEST(PodSourceTest, HostnameNodeNameAndZoneRules) {
+  struct Case {
+    std::string_view name;
+    std::string hostname;
+    std::string subdomain;
+    std::string service_namespace;
+    std::string node_name;
+    std::optional<std::string> node_zone;  // nullopt: node not found
+    bool want_hostname;
+    bool want_node_name;
+    bool want_zone;
+  };
+  const Case cases[] = {
+      {"all set", "h", "foo", "test", "node-1", "zone-a", true, true, true},
+      {"no subdomain", "h", "", "test", "node-1", "zone-a", false, true, true},
+      {"other subdomain", "h", "bar", "test", "node-1", "zone-a", false, true, true},
+      {"other namespace", "h", "foo", "other", "node-1", "zone-a", false, true, true},
+      {"empty hostname", "", "foo", "test", "node-1", "zone-a", false, true, true},
+      {"no node name", "h", "foo", "test", "", std::nullopt, true, false, false},
+      {"node not found", "h", "foo", "test", "node-1", std::nullopt, true, true, false},
+      {"empty zone label", "h", "foo", "test", "node-1", "", true, true, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    model::Service service = FooService();
+    service.metadata.namespace_ = c.service_namespace;
+    model::Pod pod = MakePod(0);
+    pod.spec.hostname = c.hostname;
+    pod.spec.subdomain = c.subdomain;
+    pod.spec.node_name = c.node_name;
+    model::Node node = MakeNode("node-1");
+    if (c.node_zone) {
+      node.metadata.labels[std::string(model::kLabelTopologyZone)] = *c.node_zone;
+    }
+    const model::Endpoint endpoint =
+        PodToEndpoint(pod, c.node_zone ? &node : nullptr, service, "IPv4");
+    EXPECT_EQ(endpoint.hostname.has_value(), c.want_hostname);
+    EXPECT_EQ(endpoint.node_name.has_value(), c.want_node_name);
+    EXPECT_EQ(endpoint.zone.has_value(), c.want_zone);
+  }
+}
+
+// Scenario 24: dual-stack pod IPs are split by family and canonicalised; invalid IPs are skipped
+// (decision §15.4); status.podIP alone is not used.
+TEST(PodSourceTest, Scenario24_PodToEndpointAddressesByFamily) {
+  struct Case {
+    std::string_view name;
+    std::vector<std::string> pod_ips;
+    std::string address_type;
+    std::vector<std::string> want;
+  };
+  const Case cases[] = {
+      {"IPv4 of dual-stack", {"1.2.3.4", "1234::5678:0000:0000:9abc:def0"}, "IPv4", {"1.2.3.4"}},
+      {"IPv6 canonicalised",
+       {"1.2.3.4", "1234::5678:0000:0000:9abc:def0"},
+       "IPv6",
+       {"1234::5678:0:0:9abc:def0"}},
+      {"sloppy IPv4 leading zeros", {"010.001.002.003"}, "IPv4", {"10.1.2.3"}},
+      {"IPv4-mapped IPv6 is IPv4", {"::ffff:1.2.3.4"}, "IPv4", {"1.2.3.4"}},
+      {"invalid skipped", {"not-an-ip", "1.2.3.4"}, "IPv4", {"1.2.3.4"}},
+      {"only invalid", {"1.2.3.256"}, "IPv4", {}},
+      {"no family match", {"1.2.3.4"}, "IPv6", {}},
+      {"FQDN gets nothing", {"1.2.3.4"}, "FQDN", {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    model::Pod pod = MakePod(0, true, c.pod_ips);
+    EXPECT_EQ(PodToEndpoint(pod, nullptr, FooService(), c.address_type).addresses, c.want);
+  }
+  model::Pod only_pod_ip = MakePod(0);
+  only_pod_ip.status.pod_ips.clear();
+  EXPECT_TRUE(PodToEndpoint(only_pod_ip, nullptr, FooService(), "IPv4").addresses.empty());
+}
+
+// ---- §5 labels ----
+
+// Scenario 21 (setEndpointSliceLabels, ClusterIP 1.1.1.1): reserved keys are overridden and never
+// count as a change; other differences do.
+TEST(PodSourceTest, Scenario21_SetEndpointSliceLabels) {
+  const std::string service_name(model::kLabelServiceName);
+  const std::string managed_by(model::kLabelManagedBy);
+  const std::string headless(model::kLabelHeadless);
+  const std::string ours(model::kManagedByEndpointSliceController);
+  struct Case {
+    std::string_view name;
+    model::StringMap slice_labels;
+    std::string cluster_ip;
+    model::StringMap service_labels;
+    model::StringMap want;
+    bool want_changed;
+  };
+  const Case cases[] = {
+      {"empty slice, unlabelled Service",
+       {},
+       "1.1.1.1",
+       {},
+       {{service_name, "foo"}, {managed_by, ours}},
+       false},
+      {"headless Service with a label",
+       {},
+       "None",
+       {{"foo", "bar"}},
+       {{"foo", "bar"}, {headless, ""}, {service_name, "foo"}, {managed_by, ours}},
+       true},
+      {"headless label removed once ClusterIP is set",
+       {{headless, ""}, {service_name, "foo"}, {managed_by, ours}},
+       "1.1.1.1",
+       {},
+       {{service_name, "foo"}, {managed_by, ours}},
+       false},
+      {"slice-only label removed",
+       {{"foo", "bar"}, {service_name, "foo"}, {managed_by, ours}},
+       "1.1.1.1",
+       {},
+       {{service_name, "foo"}, {managed_by, ours}},
+       true},
+      {"foreign managed-by alone is no change",
+       {{service_name, "other"}, {managed_by, "actor"}},
+       "1.1.1.1",
+       {},
+       {{service_name, "foo"}, {managed_by, ours}},
+       false},
+      {"label value differs",
+       {{"foo", "baz"}},
+       "1.1.1.1",
+       {{"foo", "bar"}},
+       {{"foo", "bar"}, {service_name, "foo"}, {managed_by, ours}},
+       true},
+      {"same labels",
+       {{"foo", "bar"}},
+       "1.1.1.1",
+       {{"foo", "bar"}},
+       {{"foo", "bar"}, {service_name, "foo"}, {managed_by, ours}},
+       false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    model::Service service = FooService();
+    service.spec.cluster_ip = c.cluster_ip;
+    service.metadata.labels = c.service_labels;
+    const SliceLabels got = SetEndpointSliceLabels(c.slice_labels, service, ours);
+    EXPECT_EQ(got.labels, c.want);
+    EXPECT_EQ(got.changed, c.want_changed);
+  }
+}
+
+// Scenario 20: reserved keys on the Service are ignored; headless "" follows the ClusterIP only.
+TEST(PodSourceTest, Scenario20_ReservedServiceLabelsIgnored) {
+  model::Service service = FooService();
+  service.spec.cluster_ip = "10.0.0.1";
+  service.metadata.labels = {{std::string(model::kLabelServiceName), "bad"},
+                             {std::string(model::kLabelManagedBy), "actor"},
+                             {std::string(model::kLabelHeadless), "invalid"},
+                             {"app", "web"}};
+  const model::StringMap want = {{"app", "web"},
+                                 {std::string(model::kLabelServiceName), "foo"},
+                                 {std::string(model::kLabelManagedBy), "custom-controller"}};
+  EXPECT_EQ(ServiceSliceLabels(service, "custom-controller"), want);
+  service.spec.cluster_ip = "";
+  EXPECT_EQ(ServiceSliceLabels(service, "custom-controller").at(std::string(model::kLabelHeadless)),
+            "");
+  EXPECT_TRUE(IsHeadless(service));
+}
+
+// ---- DesiredFromService ----
+
+// Scenario 22 (desired side) and owner/metadata: v1 Service owner, no copied annotations, labels,
+// trigger time and trafficDistribution passed through, topology mode read from the annotation.
+TEST(PodSourceTest, Scenario22_DesiredMetadata) {
+  model::Service service = FooService();
+  service.metadata.annotations = {{"foo", "bar"},
+                                  {std::string(model::kAnnotationTopologyMode), "Auto"}};
+  service.spec.traffic_distribution = "PreferClose";
+  ServiceSourceOptions options;
+  options.trigger_time = model::Time::FromUnixSeconds(1546300801);
+  const DesiredEndpoints desired = Derive(service, {MakePod(0)}, DefaultNodes(), options);
+  EXPECT_EQ(desired.owner, (Owner{"v1", "Service", "test", "foo", "test-foo", false}));
+  EXPECT_TRUE(desired.annotations.empty());
+  EXPECT_EQ(desired.labels, ServiceSliceLabels(service, model::kManagedByEndpointSliceController));
+  EXPECT_EQ(desired.trigger_time, options.trigger_time);
+  EXPECT_EQ(desired.traffic_distribution, "PreferClose");
+  EXPECT_TRUE(desired.topology_hints_requested);
+  EXPECT_EQ(desired.address_types, std::vector<std::string>{"IPv4"});
+  EXPECT_TRUE(desired.diagnostics.empty());
+
+  service.metadata.deletion_timestamp = model::Time::FromUnixSeconds(5);
+  service.metadata.annotations.clear();
+  const DesiredEndpoints deleting = Derive(service, {});
+  EXPECT_TRUE(deleting.owner.being_deleted);
+  EXPECT_FALSE(deleting.topology_hints_requested);
+  EXPECT_TRUE(deleting.groups.empty());
+}
+
+// One group per port set; endpoints sorted and unique by identity, whatever the pod order.
+TEST(PodSourceTest, GroupsAreSortedByIdentity) {
+  std::vector<model::Pod> pods;
+  for (int i : {7, 3, 252, 0, 12}) {
+    pods.push_back(MakePod(i));
+  }
+  const DesiredEndpoints desired = Derive(FooService(), pods);
+  ASSERT_EQ(desired.groups.size(), 1U);
+  const EndpointGroup& group = desired.groups[0];
+  EXPECT_EQ(group.address_type, "IPv4");
+  EXPECT_EQ(group.ports, std::vector<model::EndpointPort>{Port("foo", 80)});
+  // String order of addresses: 1.2.3.11 < 1.2.3.16 < 1.2.3.4 < 1.2.3.7 < 1.2.4.0.
+  EXPECT_EQ(Names(group), (std::vector<std::string>{"pod7", "pod12", "pod0", "pod3", "pod252"}));
+  for (std::size_t i = 1; i < group.endpoints.size(); ++i) {
+    EXPECT_LT(CompareEndpointIdentity(group.endpoints[i - 1], group.endpoints[i]), 0);
+  }
+}
+
+// Spec §3.7: a later pod with the same identity replaces the earlier one; pods sharing an IP but
+// not a name are distinct endpoints.
+TEST(PodSourceTest, SameIdentityLaterPodWins) {
+  model::Pod first = MakePod(0, /*ready=*/false);
+  model::Pod second = MakePod(0, /*ready=*/true);
+  model::Pod other_name = MakePod(0);
+  other_name.metadata.name = "pod0-twin";
+  const DesiredEndpoints desired = Derive(FooService(), {first, second, other_name});
+  ASSERT_EQ(desired.groups.size(), 1U);
+  ASSERT_EQ(desired.groups[0].endpoints.size(), 2U);
+  EXPECT_EQ(Names(desired.groups[0]), (std::vector<std::string>{"pod0", "pod0-twin"}));
+  EXPECT_EQ(desired.groups[0].endpoints[0].conditions.ready, true);
+}
+
+// Identity ties in the 16-byte sort prefix (long IPv6 addresses) are resolved on the full text.
+TEST(PodSourceTest, LongIpv6AddressesSortByFullText) {
+  model::Service service = FooService();
+  service.spec.ip_families = {"IPv6"};
+  std::vector<model::Pod> pods;
+  pods.push_back(MakePod(0, true, {"fd00:10:244:1::1b"}));
+  pods.push_back(MakePod(1, true, {"fd00:10:244:1::1"}));
+  pods.push_back(MakePod(2, true, {"fd00:10:244:1::1a"}));
+  const DesiredEndpoints desired = Derive(service, pods);
+  ASSERT_EQ(desired.groups.size(), 1U);
+  EXPECT_EQ(Names(desired.groups[0]), (std::vector<std::string>{"pod1", "pod2", "pod0"}));
+}
+
+// Scenario 12 (desired side): a named target port resolving to 5 numbers makes 5 groups of 60,
+// each with ports [{name "", TCP, 808x}], ordered by PortMapKey.
+TEST(PodSourceTest, Scenario12_NamedTargetPortGroups) {
+  model::Service service = FooService();
+  service.spec.ports[0].name = "";
+  service.spec.ports[0].target_port = model::IntOrString::FromString("http");
+  std::vector<model::Pod> pods;
+  for (int i = 0; i < 300; ++i) {
+    model::Pod pod = MakePod(i);
+    pod.spec.containers = {ContainerWithPorts({ContainerPort("http", 8080 + i % 5)})};
+    pods.push_back(std::move(pod));
+  }
+  const DesiredEndpoints desired = Derive(service, pods);
+  ASSERT_EQ(desired.groups.size(), 5U);
+  for (std::size_t g = 0; g < desired.groups.size(); ++g) {
+    SCOPED_TRACE(g);
+    EXPECT_EQ(desired.groups[g].endpoints.size(), 60U);
+    EXPECT_EQ(desired.groups[g].ports,
+              std::vector<model::EndpointPort>{Port("", 8080 + static_cast<int>(g))});
+    if (g > 0) {
+      EXPECT_LT(PortMapKey(desired.groups[g - 1].ports), PortMapKey(desired.groups[g].ports));
+    }
+  }
+
+  // Fed to the planner: 5 creates of 60 endpoints.
+  const Plan plan = PlanSlices(desired, {}, PlanOptions{});
+  ASSERT_EQ(plan.Count(Operation::kCreate), 5U);
+  for (const SliceAction& action : plan.actions) {
+    EXPECT_EQ(action.slice.endpoints.size(), 60U);
+  }
+}
+
+// A pod whose named port is missing lands in the group with fewer ports (possibly none).
+TEST(PodSourceTest, MissingNamedPortLandsInSmallerGroup) {
+  model::Service service = FooService();
+  service.spec.ports[0].target_port = model::IntOrString::FromString("http");
+  model::Pod with_port = MakePod(0);
+  with_port.spec.containers = {ContainerWithPorts({ContainerPort("http", 8080)})};
+  model::Pod without_port = MakePod(1);
+  const DesiredEndpoints desired = Derive(service, {with_port, without_port});
+  ASSERT_EQ(desired.groups.size(), 2U);
+  // The empty key sorts first.
+  EXPECT_TRUE(desired.groups[0].ports.empty());
+  EXPECT_EQ(Names(desired.groups[0]), std::vector<std::string>{"pod1"});
+  EXPECT_EQ(desired.groups[1].ports, std::vector<model::EndpointPort>{Port("foo", 8080)});
+  EXPECT_EQ(Names(desired.groups[1]), std::vector<std::string>{"pod0"});
+}
+
+// Scenario 24 (desired side): a dual-stack Service gets one group per family, IPv4 first, each
+// with that family's canonical address; the hostname needs the subdomain.
+TEST(PodSourceTest, Scenario24_DualStackGroups) {
+  model::Service service = FooService();
+  service.spec.ip_families = {"IPv6", "IPv4"};
+  model::Pod pod = MakePod(0, true, {"1.2.3.4", "1234::5678:0000:0000:9abc:def0"});
+  pod.spec.hostname = "example-hostname";
+  const DesiredEndpoints desired = Derive(service, {pod});
+  ASSERT_EQ(desired.groups.size(), 2U);
+  EXPECT_EQ(desired.groups[0].address_type, "IPv4");
+  EXPECT_EQ(desired.groups[1].address_type, "IPv6");
+  ASSERT_EQ(desired.groups[0].endpoints.size(), 1U);
+  ASSERT_EQ(desired.groups[1].endpoints.size(), 1U);
+  EXPECT_EQ(desired.groups[0].endpoints[0].addresses, std::vector<std::string>{"1.2.3.4"});
+  EXPECT_EQ(desired.groups[1].endpoints[0].addresses,
+            std::vector<std::string>{"1234::5678:0:0:9abc:def0"});
+  EXPECT_FALSE(desired.groups[0].endpoints[0].hostname.has_value());
+  EXPECT_EQ(desired.groups[0].ports, desired.groups[1].ports);
+
+  // Fed to the planner: one create per family.
+  const Plan plan = PlanSlices(desired, {}, PlanOptions{});
+  EXPECT_EQ(plan.Count(Operation::kCreate), 2U);
+}
+
+// Spec §3.6: a single-stack pod in a dual-stack Service still creates the group of the other
+// family (empty), so existing slices there are emptied.
+TEST(PodSourceTest, GroupExistsForFamilyWithoutAddresses) {
+  model::Service service = FooService();
+  service.spec.ip_families = {"IPv4", "IPv6"};
+  const DesiredEndpoints desired = Derive(service, {MakePod(0)});
+  ASSERT_EQ(desired.groups.size(), 2U);
+  EXPECT_EQ(desired.groups[0].endpoints.size(), 1U);
+  EXPECT_EQ(desired.groups[1].address_type, "IPv6");
+  EXPECT_TRUE(desired.groups[1].endpoints.empty());
+}
+
+// Pods filtered out by §3.2 create no group at all; no pods, no groups.
+TEST(PodSourceTest, FilteredPodsCreateNoGroup) {
+  model::Pod failed = MakePod(0);
+  failed.status.phase = "Failed";
+  model::Pod no_ip = MakePod(1);
+  no_ip.status.pod_ip.clear();
+  no_ip.status.pod_ips.clear();
+  EXPECT_TRUE(Derive(FooService(), {failed, no_ip}).groups.empty());
+  EXPECT_TRUE(Derive(FooService(), {}).groups.empty());
+}
+
+// Terminating pods are published (not ready, still serving) by the EndpointSlice controller.
+TEST(PodSourceTest, TerminatingPodsArePublished) {
+  model::Pod pod = MakePod(0);
+  pod.metadata.deletion_timestamp = model::Time::FromUnixSeconds(9);
+  const DesiredEndpoints desired = Derive(FooService(), {pod});
+  ASSERT_EQ(desired.groups.size(), 1U);
+  ASSERT_EQ(desired.groups[0].endpoints.size(), 1U);
+  EXPECT_EQ(desired.groups[0].endpoints[0].conditions,
+            (model::EndpointConditions{false, true, true}));
+}
+
+// Scenario 27 (desired side): a pod on a missing node is skipped with a retryable diagnostic,
+// but its group exists; with publishNotReadyAddresses it is published without zone.
+TEST(PodSourceTest, Scenario27_MissingNode) {
+  Nodes nodes;
+  nodes.by_name.emplace("node-0", MakeNode("node-0", "zone-a"));
+  model::Pod pod0 = MakePod(0);
+  pod0.spec.node_name = "node-0";
+  model::Pod pod1 = MakePod(1);
+  pod1.spec.node_name = "node-1";
+
+  DesiredEndpoints desired = Derive(FooService(), {pod0, pod1}, nodes);
+  ASSERT_EQ(desired.groups.size(), 1U);
+  EXPECT_EQ(Names(desired.groups[0]), std::vector<std::string>{"pod0"});
+  EXPECT_EQ(desired.groups[0].endpoints[0].zone, "zone-a");
+  ASSERT_EQ(desired.diagnostics.size(), 1U);
+  EXPECT_EQ(desired.diagnostics[0],
+            (Diagnostic{Diagnostic::Severity::kWarning, "NodeNotFound",
+                        "skipping Pod pod1 for Service test/foo: Node node-1 Not Found", true}));
+
+  // No node at all: the group still exists, empty, so existing slices get emptied.
+  desired = Derive(FooService(), {pod0, pod1}, Nodes{});
+  ASSERT_EQ(desired.groups.size(), 1U);
+  EXPECT_TRUE(desired.groups[0].endpoints.empty());
+  EXPECT_EQ(desired.diagnostics.size(), 2U);
+
+  model::Service publish = FooService();
+  publish.spec.publish_not_ready_addresses = true;
+  desired = Derive(publish, {pod0, pod1}, nodes);
+  ASSERT_EQ(desired.groups.size(), 1U);
+  EXPECT_EQ(Names(desired.groups[0]), (std::vector<std::string>{"pod0", "pod1"}));
+  EXPECT_FALSE(desired.groups[0].endpoints[1].zone.has_value());
+  EXPECT_EQ(desired.groups[0].endpoints[1].node_name, "node-1");
+  EXPECT_TRUE(desired.diagnostics.empty());
+}
+
+// A pod without nodeName counts as on a missing node (upstream looks up "" and gets NotFound).
+TEST(PodSourceTest, PodWithoutNodeNameIsSkipped) {
+  model::Pod pod = MakePod(0);
+  pod.spec.node_name.clear();
+  int lookups = 0;
+  const std::vector<const model::Pod*> pods = {&pod};
+  const auto lookup = [&](std::string_view) -> const model::Node* {
+    ++lookups;
+    return nullptr;
+  };
+  const DesiredEndpoints desired = DesiredFromService(FooService(), pods, lookup, {});
+  EXPECT_EQ(lookups, 0);
+  ASSERT_EQ(desired.diagnostics.size(), 1U);
+  EXPECT_EQ(desired.diagnostics[0].message,
+            "skipping Pod pod0 for Service test/foo: Node  Not Found");
+}
+
+// Decision §15.4: invalid pod IPs are never written and are reported once per sync, counted.
+TEST(PodSourceTest, InvalidPodIpsReportedOnce) {
+  model::Service service = FooService();
+  service.spec.ip_families = {"IPv4", "IPv6"};
+  std::vector<model::Pod> pods;
+  pods.push_back(MakePod(0, true, {"garbage", "1.2.3.4"}));
+  pods.push_back(MakePod(1, true, {"1.2.3.999"}));
+  pods.push_back(MakePod(2, true, {"fe80::1%eth0", "1.2.3.6"}));
+  const DesiredEndpoints desired = Derive(service, pods);
+  ASSERT_EQ(desired.groups.size(), 2U);
+  EXPECT_EQ(Names(desired.groups[0]), (std::vector<std::string>{"pod0", "pod2"}));
+  EXPECT_TRUE(desired.groups[1].endpoints.empty());
+  for (const EndpointGroup& group : desired.groups) {
+    for (const model::Endpoint& endpoint : group.endpoints) {
+      for (const std::string& address : endpoint.addresses) {
+        EXPECT_NE(address, "<nil>");
+      }
+    }
+  }
+  ASSERT_EQ(desired.diagnostics.size(), 1U);
+  EXPECT_EQ(desired.diagnostics[0],
+            (Diagnostic{Diagnostic::Severity::kWarning, "InvalidIPAddress",
+                        "Skipped 3 invalid Pod IP addresses for Service test/foo", false}));
+}
+
+// Addresses are canonical in the desired state too: sloppy IPv4, mapped IPv6 and long IPv6 forms.
+TEST(PodSourceTest, DesiredAddressesAreCanonical) {
+  model::Service service = FooService();
+  service.spec.ip_families = {"IPv4", "IPv6"};
+  const DesiredEndpoints desired =
+      Derive(service, {MakePod(0, true, {"010.001.002.003", "2001:DB8:0:0:0:0:0:1"}),
+                       MakePod(1, true, {"::ffff:10.0.0.9"}), MakePod(2, true, {"10.0.0.10"})});
+  ASSERT_EQ(desired.groups.size(), 2U);
+  std::vector<std::string> v4;
+  for (const model::Endpoint& endpoint : desired.groups[0].endpoints) {
+    v4.push_back(endpoint.addresses.at(0));
+  }
+  EXPECT_EQ(v4, (std::vector<std::string>{"10.0.0.10", "10.0.0.9", "10.1.2.3"}));
+  ASSERT_EQ(desired.groups[1].endpoints.size(), 1U);
+  EXPECT_EQ(desired.groups[1].endpoints[0].addresses, std::vector<std::string>{"2001:db8::1"});
+}
+
+// Scenario 18 (desired side): a headless Service without ports has one group with no ports.
+TEST(PodSourceTest, HeadlessWithoutPorts) {
+  model::Service service = FooService();
+  service.spec.cluster_ip = "None";
+  service.spec.ports.clear();
+  const DesiredEndpoints desired = Derive(service, {MakePod(0)});
+  ASSERT_EQ(desired.groups.size(), 1U);
+  EXPECT_TRUE(desired.groups[0].ports.empty());
+  EXPECT_EQ(desired.groups[0].endpoints.size(), 1U);
+  EXPECT_EQ(desired.labels.count(std::string(model::kLabelHeadless)), 1U);
+}
+
+// The managed-by option reaches the labels (custom controllers, spec §11.4).
+TEST(PodSourceTest, CustomManagedBy) {
+  ServiceSourceOptions options;
+  options.managed_by = "multus.example.com";
+  const DesiredEndpoints desired = Derive(FooService(), {}, DefaultNodes(), options);
+  EXPECT_EQ(desired.labels.at(std::string(model::kLabelManagedBy)), "multus.example.com");
+}
+
+// Node lookups happen once per published pod, not per address type.
+TEST(PodSourceTest, NodeLookupOncePerPod) {
+  model::Service service = FooService();
+  service.spec.ip_families = {"IPv4", "IPv6"};
+  const model::Node node = MakeNode("node-1");
+  int lookups = 0;
+  const auto lookup = [&](std::string_view name) -> const model::Node* {
+    ++lookups;
+    return name == "node-1" ? &node : nullptr;
+  };
+  const std::vector<model::Pod> pods = {MakePod(0, true, {"1.2.3.4", "::1:2"}), MakePod(1)};
+  const std::vector<const model::Pod*> pointers = Pointers(pods);
+  const DesiredEndpoints desired = DesiredFromService(service, pointers, lookup, {});
+  EXPECT_EQ(lookups, 2);
+  ASSERT_EQ(desired.groups.size(), 2U);
+  EXPECT_EQ(desired.groups[0].endpoints.size(), 2U);
+  EXPECT_EQ(desired.groups[1].endpoints.size(), 1U);
+}
+
+// ---- randomized comparison with a direct transcription of upstream's loop ----
+
+// The reference: per address type, every pod through PodToEndpoint into a set keyed by identity
+// (later replaces earlier), groups keyed by PortMapKey, then everything sorted.
+std::vector<EndpointGroup> ReferenceGroups(const model::Service& service,
+                                           const std::vector<model::Pod>& pods,
+                                           const Nodes& nodes) {
+  std::vector<EndpointGroup> groups;
+  for (const std::string& type : SupportedAddressTypes(service)) {
+    std::map<std::string, EndpointGroup> by_key;
+    for (const model::Pod& pod : pods) {
+      if (!ShouldPodBeInEndpoints(pod, true)) {
+        continue;
+      }
+      std::vector<model::EndpointPort> ports = EndpointPortsForPod(service, pod);
+      EndpointGroup& group = by_key[PortMapKey(ports)];
+      group.address_type = type;
+      group.ports = ports;
+      const model::Node* node = pod.spec.node_name.empty() ? nullptr : nodes(pod.spec.node_name);
+      if (node == nullptr && !service.spec.publish_not_ready_addresses) {
+        continue;
+      }
+      model::Endpoint endpoint = PodToEndpoint(pod, node, service, type);
+      if (endpoint.addresses.empty()) {
+        continue;
+      }
+      auto same = std::find_if(
+          group.endpoints.begin(), group.endpoints.end(),
+          [&](const model::Endpoint& e) { return CompareEndpointIdentity(e, endpoint) == 0; });
+      if (same != group.endpoints.end()) {
+        *same = std::move(endpoint);
+      } else {
+        group.endpoints.push_back(std::move(endpoint));
+      }
+    }
+    for (auto& [key, group] : by_key) {
+      std::sort(group.endpoints.begin(), group.endpoints.end(),
+                [](const model::Endpoint& a, const model::Endpoint& b) {
+                  return CompareEndpointIdentity(a, b) < 0;
+                });
+      groups.push_back(std::move(group));
+    }
+  }
+  return groups;
+}
+
+// DesiredFromService matches the reference on random inputs full of identity collisions, shared
+// IPv6 prefixes, invalid and repeated IPs, named ports, missing nodes and dual-stack Services.
+TEST(PodSourceTest, MatchesReferenceOnRandomInputs) {
+  for (std::uint32_t seed = 1; seed <= 60; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937 rng(seed);
+    const auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+    model::Service service = FooService();
+    service.spec.ip_families =
+        pick(2) == 0 ? std::vector<std::string>{"IPv4", "IPv6"} : std::vector<std::string>{"IPv6"};
+    service.spec.publish_not_ready_addresses = pick(3) == 0;
+    if (pick(2) == 0) {
+      service.spec.ports[0].target_port = model::IntOrString::FromString("http");
+    }
+    Nodes nodes;
+    nodes.by_name.emplace("node-1", MakeNode("node-1", "zone-a"));
+    nodes.by_name.emplace("node-2", MakeNode("node-2"));
+    std::vector<model::Pod> pods;
+    const int count = 1 + pick(80);
+    for (int i = 0; i < count; ++i) {
+      std::vector<std::string> ips;
+      const int ip_count = pick(4);
+      for (int k = 0; k < ip_count; ++k) {
+        switch (pick(4)) {
+          case 0:
+            ips.push_back("10.0.0." + std::to_string(pick(12)));
+            break;
+          case 1:
+            ips.push_back("fd00:10:244:1::" + std::to_string(pick(30)));
+            break;
+          case 2:
+            ips.push_back("fd00:10:244:1::1" + std::to_string(pick(3)) + ":" +
+                          std::to_string(pick(3)));
+            break;
+          default:
+            ips.push_back(pick(2) == 0 ? "garbage" : "010.0.0.00" + std::to_string(pick(9)));
+        }
+      }
+      model::Pod pod = MakePod(i, pick(2) == 0, ips.empty() ? std::vector<std::string>{"x"} : ips);
+      if (ips.empty()) {
+        pod.status.pod_ips.clear();  // keeps podIP only
+      }
+      pod.metadata.name = "pod" + std::to_string(pick(25));  // identity collisions
+      pod.spec.node_name = std::vector<std::string>{"node-1", "node-2", "node-3", ""}[pick(4)];
+      if (pick(3) == 0) {
+        pod.spec.hostname = "h" + std::to_string(pick(2));
+        pod.spec.subdomain = pick(2) == 0 ? "foo" : "bar";
+      }
+      if (pick(8) == 0) {
+        pod.status.phase = "Succeeded";
+      }
+      if (pick(6) == 0) {
+        pod.metadata.deletion_timestamp = model::Time::FromUnixSeconds(1);
+      }
+      if (pick(2) == 0) {
+        pod.spec.containers = {ContainerWithPorts({ContainerPort("http", 8080 + pick(3))})};
+      }
+      pods.push_back(std::move(pod));
+    }
+    const DesiredEndpoints desired = Derive(service, pods, nodes);
+    const std::vector<EndpointGroup> want = ReferenceGroups(service, pods, nodes);
+    ASSERT_EQ(desired.groups.size(), want.size());
+    for (std::size_t g = 0; g < want.size(); ++g) {
+      SCOPED_TRACE("group " + std::to_string(g));
+      EXPECT_EQ(desired.groups[g].address_type, want[g].address_type);
+      EXPECT_EQ(desired.groups[g].ports, want[g].ports);
+      EXPECT_EQ(desired.groups[g].endpoints, want[g].endpoints);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace slicewright::reconcile
