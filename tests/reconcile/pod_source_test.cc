@@ -903,14 +903,18 @@ TEST(PodSourceTest, MatchesReferenceOnRandomInputs) {
     nodes.by_name.emplace("node-1", MakeNode("node-1", "zone-a"));
     nodes.by_name.emplace("node-2", MakeNode("node-2"));
     std::vector<model::Pod> pods;
-    const int count = 1 + pick(80);
+    // Every fifth seed is large enough for the radix-sort path (groups of 256 or more).
+    const bool large = seed % 5 == 0;
+    const int count = large ? 1500 + pick(1000) : 1 + pick(80);
     for (int i = 0; i < count; ++i) {
       std::vector<std::string> ips;
       const int ip_count = pick(4);
       for (int k = 0; k < ip_count; ++k) {
         switch (pick(4)) {
           case 0:
-            ips.push_back("10.0.0." + std::to_string(pick(12)));
+            ips.push_back(large ? "10." + std::to_string(pick(3)) + "." + std::to_string(pick(256)) +
+                                      "." + std::to_string(pick(256))
+                                : "10.0.0." + std::to_string(pick(12)));
             break;
           case 1:
             ips.push_back("fd00:10:244:1::" + std::to_string(pick(30)));
@@ -927,7 +931,7 @@ TEST(PodSourceTest, MatchesReferenceOnRandomInputs) {
       if (ips.empty()) {
         pod.status.pod_ips.clear();  // keeps podIP only
       }
-      pod.metadata.name = "pod" + std::to_string(pick(25));  // identity collisions
+      pod.metadata.name = "pod" + std::to_string(pick(large ? 2000 : 25));  // identity collisions
       pod.spec.node_name = std::vector<std::string>{"node-1", "node-2", "node-3", ""}[pick(4)];
       if (pick(3) == 0) {
         pod.spec.hostname = "h" + std::to_string(pick(2));
