@@ -1,8 +1,6 @@
 // Benchmarks of the reconcile core (issue #2 §5): a full reconcile from no slices, a one-pod
 // readiness flip with slices in place, an unchanged resync of many Services, and dual-stack.
 // Run: build/release/bench/slicewright_bench; `--smoke` runs every case once at a tiny size.
-#include <benchmark/benchmark.h>
-
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -11,10 +9,13 @@
 #include <string>
 #include <vector>
 
+#include <benchmark/benchmark.h>
+
 #include "slicewright/model/core.h"
 #include "slicewright/model/discovery.h"
 #include "slicewright/reconcile/planner.h"
 #include "slicewright/reconcile/pod_source.h"
+
 #include "alloc_counter.h"
 
 namespace {
@@ -34,7 +35,9 @@ Service MakeService(std::string name, bool dual_stack) {
   Service service;
   service.metadata.name = std::move(name);
   service.metadata.namespace_ = "bench";
-  service.metadata.uid = "5f0c3a4e-8d51-4a43-9d6b-" + std::to_string(std::hash<std::string>{}(service.metadata.name) % 1000000000000ULL);
+  service.metadata.uid =
+      "5f0c3a4e-8d51-4a43-9d6b-" +
+      std::to_string(std::hash<std::string>{}(service.metadata.name) % 1000000000000ULL);
   service.metadata.creation_timestamp = model::Time::FromUnixSeconds(1700000000);
   service.spec.selector = model::StringMap{{"app", service.metadata.name}};
   service.spec.cluster_ip = "10.96.0.10";
@@ -53,7 +56,8 @@ std::vector<Node> MakeNodes() {
   const char* zones[] = {"zone-a", "zone-b", "zone-c"};
   for (int i = 0; i < 3; ++i) {
     nodes[static_cast<std::size_t>(i)].metadata.name = "node-" + std::to_string(i);
-    nodes[static_cast<std::size_t>(i)].metadata.labels = {{"topology.kubernetes.io/zone", zones[i]}};
+    nodes[static_cast<std::size_t>(i)].metadata.labels = {
+        {"topology.kubernetes.io/zone", zones[i]}};
     nodes[static_cast<std::size_t>(i)].status.allocatable = {{"cpu", "4"}};
     nodes[static_cast<std::size_t>(i)].status.conditions = {{"Ready", "True", {}, "", ""}};
   }
@@ -67,11 +71,12 @@ Pod MakePod(const Service& service, std::int64_t i, bool dual_stack) {
   pod.metadata.uid = "0a1b2c3d-4e5f-6789-abcd-" + std::to_string(100000000000 + i);
   pod.metadata.labels = *service.spec.selector;
   pod.spec.node_name = "node-" + std::to_string(i % 3);
-  pod.spec.containers.push_back(model::Container{"app", "nginx", {{"http", 8080, "TCP", 0, ""}}, {}});
+  pod.spec.containers.push_back(
+      model::Container{"app", "nginx", {{"http", 8080, "TCP", 0, ""}}, {}});
   pod.status.phase = "Running";
   const std::int64_t n = i + 1;
-  pod.status.pod_ip = "10." + std::to_string((n >> 16) & 255) + "." + std::to_string((n >> 8) & 255) +
-                      "." + std::to_string(n & 255);
+  pod.status.pod_ip = "10." + std::to_string((n >> 16) & 255) + "." +
+                      std::to_string((n >> 8) & 255) + "." + std::to_string(n & 255);
   pod.status.pod_ips = {pod.status.pod_ip};
   if (dual_stack) pod.status.pod_ips.push_back("fd00::" + std::to_string(n));
   pod.status.conditions = {{"Ready", "True", model::Time::FromUnixSeconds(1700000100), "", ""}};
@@ -117,8 +122,8 @@ std::vector<model::EndpointSlice> Stored(const reconcile::Plan& plan) {
 
 void ReportPerEndpoint(benchmark::State& state, std::int64_t endpoints, std::int64_t allocations) {
   const double total = static_cast<double>(endpoints) * static_cast<double>(state.iterations());
-  state.counters["ns_per_endpoint"] = benchmark::Counter(
-      total, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_endpoint"] =
+      benchmark::Counter(total, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   state.counters["allocs_per_endpoint"] = static_cast<double>(allocations) / total;
 }
 
@@ -133,7 +138,12 @@ void BM_FullReconcile(benchmark::State& state) {
   }
   ReportPerEndpoint(state, Size(state), bench::AllocationCount() - before);
 }
-BENCHMARK(BM_FullReconcile)->Arg(100)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_FullReconcile)
+    ->Arg(100)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMicrosecond);
 
 // The planner alone on pre-derived endpoints (the controller's cost when desired state is cached).
 void BM_FullReconcilePlanOnly(benchmark::State& state) {

@@ -7,42 +7,69 @@ namespace slicewright {
 
 std::string_view StatusCodeReason(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "";
-    case StatusCode::kBadRequest: return "BadRequest";
-    case StatusCode::kUnauthorized: return "Unauthorized";
-    case StatusCode::kForbidden: return "Forbidden";
-    case StatusCode::kNotFound: return "NotFound";
-    case StatusCode::kAlreadyExists: return "AlreadyExists";
-    case StatusCode::kConflict: return "Conflict";
-    case StatusCode::kExpired: return "Expired";
-    case StatusCode::kInvalid: return "Invalid";
-    case StatusCode::kTooManyRequests: return "TooManyRequests";
-    case StatusCode::kInternal: return "InternalError";
-    case StatusCode::kUnavailable: return "ServiceUnavailable";
-    case StatusCode::kTimeout: return "Timeout";
-    case StatusCode::kCancelled: return "Cancelled";
-    case StatusCode::kDataLoss: return "DataLoss";
+    case StatusCode::kOk:
+      return "";
+    case StatusCode::kBadRequest:
+      return "BadRequest";
+    case StatusCode::kUnauthorized:
+      return "Unauthorized";
+    case StatusCode::kForbidden:
+      return "Forbidden";
+    case StatusCode::kNotFound:
+      return "NotFound";
+    case StatusCode::kAlreadyExists:
+      return "AlreadyExists";
+    case StatusCode::kConflict:
+      return "Conflict";
+    case StatusCode::kExpired:
+      return "Expired";
+    case StatusCode::kInvalid:
+      return "Invalid";
+    case StatusCode::kTooManyRequests:
+      return "TooManyRequests";
+    case StatusCode::kInternal:
+      return "InternalError";
+    case StatusCode::kUnavailable:
+      return "ServiceUnavailable";
+    case StatusCode::kTimeout:
+      return "Timeout";
+    case StatusCode::kCancelled:
+      return "Cancelled";
+    case StatusCode::kDataLoss:
+      return "DataLoss";
   }
   return "Unknown";
 }
 
 int StatusCodeHttp(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return 200;
-    case StatusCode::kBadRequest: return 400;
-    case StatusCode::kUnauthorized: return 401;
-    case StatusCode::kForbidden: return 403;
-    case StatusCode::kNotFound: return 404;
+    case StatusCode::kOk:
+      return 200;
+    case StatusCode::kBadRequest:
+      return 400;
+    case StatusCode::kUnauthorized:
+      return 401;
+    case StatusCode::kForbidden:
+      return 403;
+    case StatusCode::kNotFound:
+      return 404;
     case StatusCode::kAlreadyExists:
-    case StatusCode::kConflict: return 409;
-    case StatusCode::kExpired: return 410;
-    case StatusCode::kInvalid: return 422;
-    case StatusCode::kTooManyRequests: return 429;
-    case StatusCode::kUnavailable: return 503;
-    case StatusCode::kTimeout: return 504;
+    case StatusCode::kConflict:
+      return 409;
+    case StatusCode::kExpired:
+      return 410;
+    case StatusCode::kInvalid:
+      return 422;
+    case StatusCode::kTooManyRequests:
+      return 429;
+    case StatusCode::kUnavailable:
+      return 503;
+    case StatusCode::kTimeout:
+      return 504;
     case StatusCode::kInternal:
     case StatusCode::kCancelled:
-    case StatusCode::kDataLoss: return 500;
+    case StatusCode::kDataLoss:
+      return 500;
   }
   return 500;
 }
@@ -105,7 +132,9 @@ bool operator==(const Status& a, const Status& b) {
          a.rep_->object == b.rep_->object && a.rep_->field == b.rep_->field;
 }
 
-Status BadRequestError(std::string message) { return {StatusCode::kBadRequest, std::move(message)}; }
+Status BadRequestError(std::string message) {
+  return {StatusCode::kBadRequest, std::move(message)};
+}
 Status NotFoundError(std::string message) { return {StatusCode::kNotFound, std::move(message)}; }
 Status AlreadyExistsError(std::string message) {
   return {StatusCode::kAlreadyExists, std::move(message)};
@@ -124,8 +153,10 @@ bool IsRetryable(const Status& status) {
     case StatusCode::kUnavailable:
     case StatusCode::kTooManyRequests:
     case StatusCode::kTimeout:
-    case StatusCode::kInternal: return true;
-    default: return false;
+    case StatusCode::kInternal:
+      return true;
+    default:
+      return false;
   }
 }
 

@@ -1,9 +1,9 @@
 // The slicewright command line: one subcommand per job, flags parsed by CLI11 (the one adapter
 // for its exceptions is CLI11's own parse/exit pair).
-#include <CLI/CLI.hpp>
-
 #include <exception>
 #include <iostream>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/plan_command.h"
 
@@ -16,15 +16,18 @@ int main(int argc, char** argv) {
     slicewright::cli::PlanCommandOptions plan;
     CLI::App* plan_cmd = app.add_subcommand(
         "plan", "Print what the EndpointSlice controller would write for the given cluster state");
-    plan_cmd->add_option("-f,--filename", plan.files,
-                         "Services, Pods, Nodes and EndpointSlices as `kubectl get -o json|yaml` "
-                         "prints them; - reads standard input")
+    plan_cmd
+        ->add_option("-f,--filename", plan.files,
+                     "Services, Pods, Nodes and EndpointSlices as `kubectl get -o json|yaml` "
+                     "prints them; - reads standard input")
         ->required();
-    plan_cmd->add_option("--max-endpoints-per-slice", plan.max_endpoints_per_slice,
-                         "The maximum number of endpoints added to an EndpointSlice (1-1000)")
+    plan_cmd
+        ->add_option("--max-endpoints-per-slice", plan.max_endpoints_per_slice,
+                     "The maximum number of endpoints added to an EndpointSlice (1-1000)")
         ->capture_default_str();
-    plan_cmd->add_option("--controller-name", plan.controller_name,
-                         "The endpointslice.kubernetes.io/managed-by value of our slices")
+    plan_cmd
+        ->add_option("--controller-name", plan.controller_name,
+                     "The endpointslice.kubernetes.io/managed-by value of our slices")
         ->capture_default_str();
     plan_cmd->add_option("-o,--output", plan.output, "Output format: json, yaml or table")
         ->capture_default_str();

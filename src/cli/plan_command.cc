@@ -147,9 +147,9 @@ std::string RenderTable(const std::vector<ServicePlan>& plans) {
   for (const ServicePlan& item : plans) {
     const reconcile::Plan& plan = item.plan;
     out += item.service + ": " + std::to_string(plan.Count(reconcile::Operation::kCreate)) +
-           " create, " + std::to_string(plan.Count(reconcile::Operation::kUpdate)) +
-           " update, " + std::to_string(plan.Count(reconcile::Operation::kDelete)) +
-           " delete, " + std::to_string(plan.unchanged.size()) + " unchanged\n";
+           " create, " + std::to_string(plan.Count(reconcile::Operation::kUpdate)) + " update, " +
+           std::to_string(plan.Count(reconcile::Operation::kDelete)) + " delete, " +
+           std::to_string(plan.unchanged.size()) + " unchanged\n";
     std::istringstream lines(reconcile::Render(plan));
     for (std::string line; std::getline(lines, line);) out += "  " + line + "\n";
   }
@@ -160,8 +160,8 @@ void ReportDiagnostics(const std::vector<ServicePlan>& plans, std::ostream& err)
   for (const ServicePlan& item : plans) {
     for (const reconcile::Diagnostic& diagnostic : item.plan.diagnostics) {
       const bool warning = diagnostic.severity == reconcile::Diagnostic::Severity::kWarning;
-      err << (warning ? "warning: " : "info: ") << item.service << ": " << diagnostic.reason
-          << ": " << diagnostic.message << "\n";
+      err << (warning ? "warning: " : "info: ") << item.service << ": " << diagnostic.reason << ": "
+          << diagnostic.message << "\n";
     }
   }
 }

@@ -6,9 +6,12 @@ namespace slicewright::reconcile {
 
 std::string_view OperationName(Operation op) {
   switch (op) {
-    case Operation::kCreate: return "create";
-    case Operation::kUpdate: return "update";
-    case Operation::kDelete: return "delete";
+    case Operation::kCreate:
+      return "create";
+    case Operation::kUpdate:
+      return "update";
+    case Operation::kDelete:
+      return "delete";
   }
   return "unknown";
 }

@@ -39,8 +39,8 @@ int CompareAddresses(const std::vector<std::string>& a, const std::vector<std::s
   std::vector<std::string_view> sorted_b(b.begin(), b.end());
   std::sort(sorted_a.begin(), sorted_a.end());
   std::sort(sorted_b.begin(), sorted_b.end());
-  const auto [ia, ib] = std::mismatch(sorted_a.begin(), sorted_a.end(), sorted_b.begin(),
-                                      sorted_b.end());
+  const auto [ia, ib] =
+      std::mismatch(sorted_a.begin(), sorted_a.end(), sorted_b.begin(), sorted_b.end());
   if (ia == sorted_a.end() && ib == sorted_b.end()) return 0;
   if (ia == sorted_a.end()) return -1;
   if (ib == sorted_b.end()) return 1;
@@ -114,8 +114,8 @@ bool MapsDiffer(const model::StringMap& stored, const model::StringMap& desired,
 }
 
 bool OwnedBy(const EndpointSlice& slice, const Owner& owner) {
-  return std::any_of(slice.metadata.owner_references.begin(),
-                     slice.metadata.owner_references.end(), [&](const model::OwnerReference& ref) {
+  return std::any_of(slice.metadata.owner_references.begin(), slice.metadata.owner_references.end(),
+                     [&](const model::OwnerReference& ref) {
                        return ref.uid == owner.uid && ref.kind == owner.kind &&
                               ref.api_version == owner.api_version;
                      });
@@ -142,7 +142,8 @@ class DesiredSet {
       std::vector<std::uint32_t> unique;
       unique.reserve(order_.size());
       for (std::uint32_t index : order_) {
-        if (!unique.empty() && CompareEndpointIdentity(endpoints[unique.back()], endpoints[index]) == 0) {
+        if (!unique.empty() &&
+            CompareEndpointIdentity(endpoints[unique.back()], endpoints[index]) == 0) {
           unique.back() = index;
         } else {
           unique.push_back(index);
@@ -218,7 +219,9 @@ class Planner {
  public:
   Planner(const DesiredEndpoints& desired, const PlanOptions& options,
           std::vector<EndpointGroup>* movable_groups)
-      : desired_(desired), options_(options), movable_groups_(movable_groups),
+      : desired_(desired),
+        options_(options),
+        movable_groups_(movable_groups),
         max_(static_cast<std::size_t>(std::max(1, options.max_endpoints_per_slice))) {}
 
   Plan Run(std::span<const EndpointSlice> existing);
@@ -249,9 +252,9 @@ EndpointSlice Planner::NewSlice(const std::string& address_type,
   EndpointSlice slice;
   slice.metadata.generate_name = SliceGenerateName(desired_.owner.name);
   slice.metadata.namespace_ = desired_.owner.namespace_;
-  slice.metadata.owner_references.push_back(model::OwnerReference{
-      desired_.owner.api_version, desired_.owner.kind, desired_.owner.name, desired_.owner.uid,
-      true, true});
+  slice.metadata.owner_references.push_back(
+      model::OwnerReference{desired_.owner.api_version, desired_.owner.kind, desired_.owner.name,
+                            desired_.owner.uid, true, true});
   slice.metadata.labels = desired_.labels;
   slice.address_type = address_type;
   slice.ports = ports;
@@ -269,8 +272,8 @@ bool Planner::MetadataChanged(const EndpointSlice& stored) const {
   const auto& ignored = options_.labels_ignored_for_change;
   if (MapsDiffer(stored.metadata.labels, desired_.labels, ignored, ignored)) return true;
   return options_.compare_annotations &&
-         MapsDiffer(stored.metadata.annotations, desired_.annotations,
-                    AnnotationsIgnoredInStored(), {});
+         MapsDiffer(stored.metadata.annotations, desired_.annotations, AnnotationsIgnoredInStored(),
+                    {});
 }
 
 // Upstream compares namespace, labels, address type, ports and endpoints; decision §15.2 adds
@@ -300,8 +303,7 @@ Plan Planner::Run(std::span<const EndpointSlice> existing) {
   }
   std::vector<std::string> address_types = desired_.address_types;
   std::sort(address_types.begin(), address_types.end());
-  address_types.erase(std::unique(address_types.begin(), address_types.end()),
-                      address_types.end());
+  address_types.erase(std::unique(address_types.begin(), address_types.end()), address_types.end());
 
   std::vector<std::vector<const EndpointSlice*>> by_type(address_types.size());
   std::vector<const EndpointSlice*> unsupported;
@@ -341,8 +343,7 @@ Plan Planner::Run(std::span<const EndpointSlice> existing) {
       IsValidTrafficDistribution(*desired_.traffic_distribution,
                                  options_.prefer_same_traffic_distribution) &&
       !hints_enabled;
-  plan.stats.topology_label =
-      options_.topology != nullptr && hints_enabled ? "Auto" : "Disabled";
+  plan.stats.topology_label = options_.topology != nullptr && hints_enabled ? "Auto" : "Disabled";
   if (use_traffic_distribution) {
     plan.stats.traffic_distribution_label = *desired_.traffic_distribution;
   }
@@ -392,8 +393,9 @@ void Planner::PlanAddressType(const std::string& address_type,
   for (std::size_t g = 0; g < groups.size(); ++g) {
     if (g > 0 && groups[g].first == groups[g - 1].first) continue;  // sources keep keys unique
     const std::size_t index = groups[g].second;
-    auto existing_it = std::find_if(existing_by_key.begin(), existing_by_key.end(),
-                                    [&](const auto& entry) { return entry.first == groups[g].first; });
+    auto existing_it =
+        std::find_if(existing_by_key.begin(), existing_by_key.end(),
+                     [&](const auto& entry) { return entry.first == groups[g].first; });
     const std::vector<const EndpointSlice*>& group_existing =
         existing_it == existing_by_key.end() ? kNoSlices : existing_it->second;
     std::vector<Endpoint>* movable =
@@ -403,10 +405,11 @@ void Planner::PlanAddressType(const std::string& address_type,
   }
 
   // Port sets no longer desired: all their slices go.
-  for (const auto& [key, slices] : existing_by_key) {
+  for (const auto& entry : existing_by_key) {
+    const std::string& key = entry.first;
     const bool wanted = std::any_of(groups.begin(), groups.end(),
-                                    [&](const auto& group) { return group.first == key; });
-    if (!wanted) work.deletes.insert(work.deletes.end(), slices.begin(), slices.end());
+                                    [&key](const auto& group) { return group.first == key; });
+    if (!wanted) work.deletes.insert(work.deletes.end(), entry.second.begin(), entry.second.end());
   }
 
   // Placeholder (§4.4): an address type with nothing to publish still gets one empty slice.
@@ -419,10 +422,10 @@ void Planner::PlanAddressType(const std::string& address_type,
       work.creates.push_back(NewSlice(address_type, {}));
     }
     const std::string empty_key = PortMapKey({});
-    auto stats = std::find_if(plan.stats.groups.begin(), plan.stats.groups.end(),
-                              [&](const GroupStats& s) {
-                                return s.address_type == address_type && s.port_key == empty_key;
-                              });
+    auto stats =
+        std::find_if(plan.stats.groups.begin(), plan.stats.groups.end(), [&](const GroupStats& s) {
+          return s.address_type == address_type && s.port_key == empty_key;
+        });
     if (stats == plan.stats.groups.end()) {
       plan.stats.groups.push_back(GroupStats{address_type, empty_key, 0, 1});
     } else {
@@ -447,7 +450,7 @@ void Planner::PlanGroup(const EndpointGroup& group, std::vector<Endpoint>* movab
   struct Entry {
     const EndpointSlice* stored;
     Fate fate = Fate::kUnchanged;
-    EndpointSlice copy;  // valid when fate == kUpdate
+    EndpointSlice copy;               // valid when fate == kUpdate
     std::vector<std::uint32_t> kept;  // desired positions to write, when endpoints changed
   };
   std::vector<Entry> entries;
@@ -492,7 +495,8 @@ void Planner::PlanGroup(const EndpointGroup& group, std::vector<Endpoint>* movab
     entry.copy.address_type = entry.stored->address_type;
     entry.copy.ports = entry.stored->ports;
     entry.copy.endpoints.reserve(std::max(entry.kept.size(), std::min(max_, desired_count)));
-    for (std::uint32_t position : entry.kept) entry.copy.endpoints.push_back(desired.Take(position));
+    for (std::uint32_t position : entry.kept)
+      entry.copy.endpoints.push_back(desired.Take(position));
     entry.kept = {};
   }
 
@@ -549,8 +553,12 @@ void Planner::PlanGroup(const EndpointGroup& group, std::vector<Endpoint>* movab
   std::int64_t slices = static_cast<std::int64_t>(existing.size() + creates.size());
   for (Entry& entry : entries) {
     switch (entry.fate) {
-      case Fate::kUnchanged: work.unchanged.push_back(entry.stored); break;
-      case Fate::kUpdate: work.updates.push_back(std::move(entry.copy)); break;
+      case Fate::kUnchanged:
+        work.unchanged.push_back(entry.stored);
+        break;
+      case Fate::kUpdate:
+        work.updates.push_back(std::move(entry.copy));
+        break;
       case Fate::kDelete:
         work.deletes.push_back(entry.stored);
         --slices;
@@ -558,8 +566,8 @@ void Planner::PlanGroup(const EndpointGroup& group, std::vector<Endpoint>* movab
     }
   }
   for (EndpointSlice& slice : creates) work.creates.push_back(std::move(slice));
-  plan.stats.groups.push_back(GroupStats{group.address_type, {},
-                                         static_cast<std::int64_t>(desired_count), slices});
+  plan.stats.groups.push_back(
+      GroupStats{group.address_type, {}, static_cast<std::int64_t>(desired_count), slices});
 }
 
 void Planner::ApplyHints(const std::string& address_type, TypeWork& work, Plan& plan) {
@@ -567,8 +575,8 @@ void Planner::ApplyHints(const std::string& address_type, TypeWork& work, Plan& 
   const bool hints_enabled = desired_.topology_hints_requested;
   if (options_.topology != nullptr && hints_enabled) {
     const bool populated =
-        std::find(populated_address_types_.begin(), populated_address_types_.end(),
-                  address_type) != populated_address_types_.end();
+        std::find(populated_address_types_.begin(), populated_address_types_.end(), address_type) !=
+        populated_address_types_.end();
     plan.topology.push_back(AddTopologyHints(options_.topology->zone_ratios, populated,
                                              address_type, hints_work, plan.diagnostics));
     return;

@@ -1,10 +1,10 @@
 #include "cli/plan_command.h"
 
-#include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace slicewright::cli {
 namespace {
@@ -105,13 +105,14 @@ TEST(PlanCommandTest, ToleratedProblemsAreWarnings) {
 
 // Malformed input exits 1 with the error on stderr and prints no partial plan.
 TEST(PlanCommandTest, MalformedInputFails) {
-  const CommandResult truncated = RunWith(Stdin(), R"({"apiVersion": "v1", "kind": "List", "items": [)");
+  const CommandResult truncated =
+      RunWith(Stdin(), R"({"apiVersion": "v1", "kind": "List", "items": [)");
   EXPECT_EQ(truncated.code, 1);
   EXPECT_TRUE(truncated.out.empty());
   EXPECT_EQ(truncated.err.rfind("error: <stdin>", 0), 0U) << truncated.err;
 
-  const CommandResult wrong_type = RunWith(
-      Stdin(), R"({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-1",
+  const CommandResult wrong_type =
+      RunWith(Stdin(), R"({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-1",
                    "namespace": "shop"}, "status": {"podIPs": [{"ip": 7}]}})");
   EXPECT_EQ(wrong_type.code, 1);
   EXPECT_TRUE(wrong_type.out.empty());
@@ -148,7 +149,8 @@ TEST(PlanCommandTest, BadOptionsFail) {
   options.max_endpoints_per_slice = 0;
   CommandResult run = RunWith(options, "{}");
   EXPECT_EQ(run.code, 1);
-  EXPECT_NE(run.err.find("--max-endpoints-per-slice must be between 1 and 1000"), std::string::npos);
+  EXPECT_NE(run.err.find("--max-endpoints-per-slice must be between 1 and 1000"),
+            std::string::npos);
   run = RunWith(Stdin("xml"), "{}");
   EXPECT_EQ(run.code, 1);
   EXPECT_NE(run.err.find("-o must be json, yaml or table"), std::string::npos);

@@ -1,12 +1,13 @@
 #include "slicewright/reconcile/planner.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <random>
 
-#include "reconcile/planner_test_util.h"
+#include <gtest/gtest.h>
+
 #include "slicewright/reconcile/render.h"
+
+#include "reconcile/planner_test_util.h"
 
 namespace slicewright::reconcile {
 namespace {
@@ -182,8 +183,11 @@ TEST(PlannerTest, Scenario13_MaxEndpointsPerSlice) {
     int max;
     std::vector<std::size_t> lengths;
   };
-  const Case cases[] = {{50, {50, 50, 50, 50, 50}}, {80, {10, 80, 80, 80}}, {150, {100, 150}},
-                        {250, {250}}, {500, {250}}};
+  const Case cases[] = {{50, {50, 50, 50, 50, 50}},
+                        {80, {10, 80, 80, 80}},
+                        {150, {100, 150}},
+                        {250, {250}},
+                        {500, {250}}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.max);
     const Plan plan = PlanSlices(FooDesired(250), {}, DefaultOptions(c.max));
@@ -215,7 +219,8 @@ TEST(PlannerTest, Scenario16_AddedAndRemovedPerSync) {
   EXPECT_EQ(plan.stats.per_address_type[0], (AddressTypeStats{"IPv4", 0, 1}));
 }
 
-// Scenario 18: a headless Service without ports is stable when its slice comes back with null ports.
+// Scenario 18: a headless Service without ports is stable when its slice comes back with null
+// ports.
 TEST(PlannerTest, Scenario18_HeadlessWithoutPortsIsStable) {
   const Plan first = PlanSlices(FooDesired(1, 0, {}), {}, DefaultOptions());
   ASSERT_EQ(first.actions.size(), 1U);
@@ -319,8 +324,8 @@ TEST(PlannerTest, EndpointChangeRewritesOnlyItsSlice) {
 
 // Duplicate endpoints in stored slices are dropped and counted as removed.
 TEST(PlannerTest, DuplicateStoredEndpointsDropped) {
-  const std::vector<model::EndpointSlice> existing = {
-      StoredSlice("a", PodEndpoints(0, 2)), StoredSlice("b", PodEndpoints(1, 2))};
+  const std::vector<model::EndpointSlice> existing = {StoredSlice("a", PodEndpoints(0, 2)),
+                                                      StoredSlice("b", PodEndpoints(1, 2))};
   const Plan plan = PlanSlices(FooDesired(3), existing, DefaultOptions());
   ASSERT_EQ(plan.actions.size(), 1U) << Render(plan);
   EXPECT_EQ(plan.actions[0].slice.metadata.name, "b");
@@ -405,7 +410,8 @@ TEST(PlannerTest, ComparesAnnotationsWhenAsked) {
 // Golden rendering of a small plan.
 TEST(PlannerTest, RendersCanonicalText) {
   const Plan plan = PlanSlices(FooDesired(3, 0, {Port("foo", 80)}, 2), {}, DefaultOptions());
-  EXPECT_EQ(Render(plan), "create foo-* IPv4 ports=[foo/TCP/80/~] endpoints(3)=[1.2.3.4! 1.2.3.5 1.2.3.6!]\n");
+  EXPECT_EQ(Render(plan),
+            "create foo-* IPv4 ports=[foo/TCP/80/~] endpoints(3)=[1.2.3.4! 1.2.3.5 1.2.3.6!]\n");
 }
 
 // Port map keys ignore order and treat nil and empty alike; unset fields differ from set ones.

@@ -37,16 +37,15 @@ inline model::Endpoint PodEndpoint(int i, bool ready = true) {
   endpoint.addresses = {PodIp(i)};
   endpoint.conditions = model::EndpointConditions{ready, ready, false};
   endpoint.node_name = "node-1";
-  endpoint.target_ref =
-      model::ObjectReference{"Pod", "test", "pod" + std::to_string(i), "uid-pod" + std::to_string(i),
-                             "", "", ""};
+  endpoint.target_ref = model::ObjectReference{
+      "Pod", "test", "pod" + std::to_string(i), "uid-pod" + std::to_string(i), "", "", ""};
   return endpoint;
 }
 
 inline model::StringMap FooLabels(bool headless = true) {
-  model::StringMap labels{{std::string(model::kLabelServiceName), "foo"},
-                          {std::string(model::kLabelManagedBy),
-                           std::string(model::kManagedByEndpointSliceController)}};
+  model::StringMap labels{
+      {std::string(model::kLabelServiceName), "foo"},
+      {std::string(model::kLabelManagedBy), std::string(model::kManagedByEndpointSliceController)}};
   if (headless) labels[std::string(model::kLabelHeadless)] = "";
   return labels;
 }

@@ -912,8 +912,8 @@ TEST(PodSourceTest, MatchesReferenceOnRandomInputs) {
       for (int k = 0; k < ip_count; ++k) {
         switch (pick(4)) {
           case 0:
-            ips.push_back(large ? "10." + std::to_string(pick(3)) + "." + std::to_string(pick(256)) +
-                                      "." + std::to_string(pick(256))
+            ips.push_back(large ? "10." + std::to_string(pick(3)) + "." +
+                                      std::to_string(pick(256)) + "." + std::to_string(pick(256))
                                 : "10.0.0." + std::to_string(pick(12)));
             break;
           case 1:

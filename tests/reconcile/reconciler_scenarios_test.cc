@@ -1,19 +1,20 @@
 // Spec §16 scenarios that need the whole reconcile core: Service + Pods + Nodes through
 // DesiredFromService, the planner, the hints stage, the topology and metrics caches.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "reconcile/planner_test_util.h"
+#include <gtest/gtest.h>
+
 #include "slicewright/model/core.h"
 #include "slicewright/reconcile/metrics_cache.h"
 #include "slicewright/reconcile/planner.h"
 #include "slicewright/reconcile/pod_source.h"
 #include "slicewright/reconcile/render.h"
 #include "slicewright/reconcile/topology_cache.h"
+
+#include "reconcile/planner_test_util.h"
 
 namespace slicewright::reconcile {
 namespace {
@@ -86,7 +87,8 @@ struct Harness {
 
 std::vector<model::Pod> FooPods(int count, int unready_every = 0) {
   std::vector<model::Pod> pods;
-  for (int i = 0; i < count; ++i) pods.push_back(FooPod(i, unready_every == 0 || i % unready_every != 0));
+  for (int i = 0; i < count; ++i)
+    pods.push_back(FooPod(i, unready_every == 0 || i % unready_every != 0));
   return pods;
 }
 
@@ -96,7 +98,8 @@ std::map<std::string, int> HintCounts(const Plan& plan, bool nodes = false) {
   for (const SliceAction& action : plan.actions) {
     for (const model::Endpoint& endpoint : action.slice.endpoints) {
       if (!endpoint.hints) continue;
-      for (const std::string& hint : nodes ? endpoint.hints->for_nodes : endpoint.hints->for_zones) {
+      for (const std::string& hint :
+           nodes ? endpoint.hints->for_nodes : endpoint.hints->for_zones) {
         ++counts[hint];
       }
     }
@@ -186,9 +189,9 @@ TEST(ReconcilerScenarioTest, Scenario20_ReservedServiceLabels) {
   Harness harness;
   const Plan plan = harness.Run(service, FooPods(1));
   ASSERT_EQ(plan.actions.size(), 1U);
-  const model::StringMap want = {{"kubernetes.io/service-name", "foo"},
-                                 {"endpointslice.kubernetes.io/managed-by",
-                                  "endpointslice-controller.k8s.io"}};
+  const model::StringMap want = {
+      {"kubernetes.io/service-name", "foo"},
+      {"endpointslice.kubernetes.io/managed-by", "endpointslice-controller.k8s.io"}};
   EXPECT_EQ(plan.actions[0].slice.metadata.labels, want);
   std::vector<model::EndpointSlice> cluster;
   ApplyPlan(plan, cluster);
@@ -205,8 +208,8 @@ TEST(ReconcilerScenarioTest, Scenario22_NewSliceMetadata) {
   ASSERT_EQ(plan.actions.size(), 1U);
   const model::EndpointSlice& slice = plan.actions[0].slice;
   EXPECT_EQ(slice.metadata.annotations,
-            (model::StringMap{{"endpoints.kubernetes.io/last-change-trigger-time",
-                               "2019-01-01T00:00:01Z"}}));
+            (model::StringMap{
+                {"endpoints.kubernetes.io/last-change-trigger-time", "2019-01-01T00:00:01Z"}}));
   EXPECT_EQ(slice.metadata.generate_name, "foo-");
   EXPECT_EQ(slice.metadata.namespace_, "test");
   ASSERT_EQ(slice.metadata.owner_references.size(), 1U);
@@ -299,7 +302,8 @@ TEST(ReconcilerScenarioTest, Scenario27_PodOnMissingNode) {
   EXPECT_EQ(cache.Totals().actual_slices, 1);
 }
 
-// The pods of the hints scenarios: node-0 zone-a: pod0; node-1 zone-b: pods 1-3; node-2 zone-c: 4-5.
+// The pods of the hints scenarios: node-0 zone-a: pod0; node-1 zone-b: pods 1-3; node-2 zone-c:
+// 4-5.
 std::vector<model::Pod> ZonedPods() {
   std::vector<model::Pod> pods;
   for (int i = 0; i < 6; ++i) {
@@ -309,8 +313,7 @@ std::vector<model::Pod> ZonedPods() {
 }
 
 std::vector<model::Node> ZonedNodes() {
-  return {MakeNode("node-0", "zone-a"), MakeNode("node-1", "zone-b"),
-          MakeNode("node-2", "zone-c")};
+  return {MakeNode("node-0", "zone-a"), MakeNode("node-1", "zone-b"), MakeNode("node-2", "zone-c")};
 }
 
 // Scenario 29: PreferClose hints each endpoint to its own zone.
@@ -325,7 +328,8 @@ TEST(ReconcilerScenarioTest, Scenario29_TrafficDistributionPreferClose) {
   const TopologyInput input = topology.Snapshot("test/foo");
   harness.options.topology = &input;
   const Plan plan = harness.Run(service, ZonedPods());
-  EXPECT_EQ(HintCounts(plan), (std::map<std::string, int>{{"zone-a", 1}, {"zone-b", 3}, {"zone-c", 2}}));
+  EXPECT_EQ(HintCounts(plan),
+            (std::map<std::string, int>{{"zone-a", 1}, {"zone-b", 3}, {"zone-c", 2}}));
   EXPECT_EQ(CrossZoneHints(plan), 0);
   EXPECT_EQ(plan.stats.topology_label, "Disabled");
   EXPECT_EQ(plan.stats.traffic_distribution_label, "PreferClose");
@@ -344,7 +348,8 @@ TEST(ReconcilerScenarioTest, Scenario30_TopologyAnnotationWins) {
   const TopologyInput input = topology.Snapshot("test/foo");
   harness.options.topology = &input;
   const Plan plan = harness.Run(service, ZonedPods());
-  EXPECT_EQ(HintCounts(plan), (std::map<std::string, int>{{"zone-a", 2}, {"zone-b", 2}, {"zone-c", 2}}));
+  EXPECT_EQ(HintCounts(plan),
+            (std::map<std::string, int>{{"zone-a", 2}, {"zone-b", 2}, {"zone-c", 2}}));
   EXPECT_EQ(CrossZoneHints(plan), 1);
   EXPECT_EQ(plan.stats.topology_label, "Auto");
   EXPECT_EQ(plan.stats.traffic_distribution_label, "");
@@ -357,7 +362,8 @@ TEST(ReconcilerScenarioTest, Scenario31_PreferSameNode) {
   Harness harness;
   harness.nodes = ZonedNodes();
   Plan plan = harness.Run(service, ZonedPods());
-  EXPECT_EQ(HintCounts(plan), (std::map<std::string, int>{{"zone-a", 1}, {"zone-b", 3}, {"zone-c", 2}}));
+  EXPECT_EQ(HintCounts(plan),
+            (std::map<std::string, int>{{"zone-a", 1}, {"zone-b", 3}, {"zone-c", 2}}));
   EXPECT_EQ(HintCounts(plan, true),
             (std::map<std::string, int>{{"node-0", 1}, {"node-1", 3}, {"node-2", 2}}));
 
@@ -395,7 +401,8 @@ TEST(ReconcilerScenarioTest, Scenario33_TopologyAnnotation) {
   Plan plan = harness.Run(service, pods, cluster);
   ASSERT_EQ(plan.actions.size(), 1U) << Render(plan);
   EXPECT_EQ(plan.actions[0].operation, Operation::kUpdate);
-  EXPECT_EQ(HintCounts(plan), (std::map<std::string, int>{{"zone-a", 1}, {"zone-b", 1}, {"zone-c", 1}}));
+  EXPECT_EQ(HintCounts(plan),
+            (std::map<std::string, int>{{"zone-a", 1}, {"zone-b", 1}, {"zone-c", 1}}));
   EXPECT_EQ(CrossZoneHints(plan), 2);
 
   // Annotation disabled: no hints and nothing to write.

@@ -17,17 +17,21 @@ class [[nodiscard]] Result final {
 
  public:
   // Implicit on purpose, as with absl::StatusOr: `return value;` and `return status;` both work.
-  Result(const T& value) : data_(value) {}                  // NOLINT(google-explicit-constructor)
-  Result(T&& value) : data_(std::move(value)) {}            // NOLINT(google-explicit-constructor)
+  Result(const T& value) : data_(value) {}                   // NOLINT(google-explicit-constructor)
+  Result(T&& value) : data_(std::move(value)) {}             // NOLINT(google-explicit-constructor)
   Result(const Status& status) : data_(status) { Check(); }  // NOLINT(google-explicit-constructor)
-  Result(Status&& status) : data_(std::move(status)) {      // NOLINT(google-explicit-constructor)
+  Result(Status&& status) : data_(std::move(status)) {       // NOLINT(google-explicit-constructor)
     Check();
   }
+  // Converting construction from anything T can be made of. The constraint excludes T, Status
+  // and Result<T>, so this never hides the copy and move constructors.
+  // NOLINTBEGIN(bugprone-forwarding-reference-overload,google-explicit-constructor)
   template <typename U>
-    requires(std::is_constructible_v<T, U&&> && !std::is_same_v<std::decay_t<U>, T> &&
-             !std::is_same_v<std::decay_t<U>, Status> &&
-             !std::is_same_v<std::decay_t<U>, Result<T>>)
-  Result(U&& value) : data_(T(std::forward<U>(value))) {}  // NOLINT(google-explicit-constructor)
+  requires(std::is_constructible_v<T, U&&> && !std::is_same_v<std::decay_t<U>, T> &&
+           !std::is_same_v<std::decay_t<U>, Status> && !std::is_same_v<std::decay_t<U>, Result<T>>)
+      Result(U&& value)
+      : data_(T(std::forward<U>(value))) {}
+  // NOLINTEND(bugprone-forwarding-reference-overload,google-explicit-constructor)
 
   bool ok() const { return data_.index() == 0; }
 

@@ -97,8 +97,8 @@ bool IsRetryable(const Status& status);
 #define SW_STATUS_CONCAT(a, b) SW_STATUS_CONCAT_INNER(a, b)
 
 // Returns the Status from the enclosing function if `expr` is not OK.
-#define SW_RETURN_IF_ERROR(expr)                               \
-  do {                                                         \
-    ::slicewright::Status sw_status_ = (expr);                 \
-    if (!sw_status_.ok()) return sw_status_;                   \
+#define SW_RETURN_IF_ERROR(expr)               \
+  do {                                         \
+    ::slicewright::Status sw_status_ = (expr); \
+    if (!sw_status_.ok()) return sw_status_;   \
   } while (false)

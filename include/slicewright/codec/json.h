@@ -31,18 +31,33 @@ struct ObjectSet {
 };
 
 // Decodes one JSON document: a single object, or a `List` / `*List` (e.g. ServiceList) whose
-// items may mix kinds. `document_name` prefixes errors. Unknown fields are ignored; a wrong type
-// or malformed text is an error (kBadRequest) naming the field path.
+// items may mix kinds; items of a typed list may omit apiVersion and kind. `document_name`
+// prefixes errors. Unknown fields are ignored; null anywhere decodes as Go's encoding/json does
+// (the zero value: absent field, empty list, "" map value); the API server's defaults that the
+// model relies on are applied (ServicePort.targetPort = port, protocol TCP). A wrong type,
+// malformed text or a list item of the wrong kind is kBadRequest; ToString() reads
+//   "pods.json: pods/default/web-1: .status.podIPs[0].ip: expected string"
+//   "pods.json: items[3]: .kind: expected Pod in a v1 PodList, got Service"
+//   "pods.json: malformed JSON at byte 57: <simdjson's message>"
+// object() holds "pods.json: pods/default/web-1" ("resource/name" for cluster-scoped kinds,
+// "items[i]" when the name is unreadable), field() the path, message() the rest.
 Result<ObjectSet> DecodeJsonDocument(std::string_view text, std::string_view document_name);
 
 // Decodes one or more YAML documents separated by "---" (as `kubectl get -o yaml` writes them);
-// each document is a single object or a List. Errors name the document and its index.
+// each document is a single object or a List; empty documents are skipped. Plain scalars resolve
+// as kubectl's reader (go-yaml v2) resolves them: `80` is an integer, `"80"` a string, `yes`/`on`
+// booleans, `~`/`null` null; aliases are expanded (bounded). Errors name the document, its 1-based
+// index and, when known, the line: "pods.yaml: document 2, line 14: pods/default/web-1:
+// .status.podIPs[0].ip: expected string", "pods.yaml: document 1, line 5, column 10: malformed
+// YAML: illegal map value".
 Result<ObjectSet> DecodeYamlDocuments(std::string_view text, std::string_view document_name);
 
 // JSON if the first non-blank character is '{' (or '['), YAML otherwise.
 Result<ObjectSet> DecodeDocuments(std::string_view text, std::string_view document_name);
 
-// Single-object decoders for the API client. The JSON must be one object of that kind.
+// Single-object decoders for the API client. The JSON must be one object of that kind; its
+// apiVersion and kind may be omitted but must match when present. Errors as above, without a
+// document name ("pods/default/web-1: .spec.nodeName: expected string").
 Result<model::Service> DecodeService(std::string_view json);
 Result<model::Pod> DecodePod(std::string_view json);
 Result<model::Node> DecodeNode(std::string_view json);
@@ -52,7 +67,10 @@ Result<model::Namespace> DecodeNamespace(std::string_view json);
 Result<model::Event> DecodeEvent(std::string_view json);
 
 // Encoders: compact JSON a real API server accepts, with apiVersion and kind set, empty optional
-// fields omitted, and keys in a fixed order.
+// fields omitted (Go's omitempty; fields Go always writes, such as EndpointSlice endpoints and
+// ports, are written as []), and keys in the Go structs' order. Times are whole-second RFC 3339, as
+// metav1.Time marshals, so decode(encode(x)) == x for objects whose times are whole seconds.
+// Invalid UTF-8 in a string is replaced by U+FFFD. Never fails.
 std::string EncodeEndpointSlice(const model::EndpointSlice& slice);
 std::string EncodeEndpoints(const model::Endpoints& endpoints);
 std::string EncodeService(const model::Service& service);
@@ -61,7 +79,10 @@ std::string EncodeNode(const model::Node& node);
 std::string EncodeNamespace(const model::Namespace& ns);
 std::string EncodeEvent(const model::Event& event);
 
-// Converts a JSON document to YAML text (for `-o yaml` output). The JSON must be valid.
+// Converts a JSON document to block YAML (for `-o yaml` output) laid out as kubectl prints it:
+// keys in the JSON's order, a sequence under a key not indented, strings quoted only when they
+// would read back as another type or are not valid plain scalars, multi-line strings as literal
+// blocks. kBadRequest for malformed JSON or nesting deeper than 256 levels.
 Result<std::string> JsonToYaml(std::string_view json);
 
 }  // namespace slicewright::codec

@@ -57,7 +57,8 @@ struct LabelSelectorRequirement {
   std::string key;
   std::string operator_;  // In, NotIn, Exists, DoesNotExist
   std::vector<std::string> values;
-  friend bool operator==(const LabelSelectorRequirement&, const LabelSelectorRequirement&) = default;
+  friend bool operator==(const LabelSelectorRequirement&,
+                         const LabelSelectorRequirement&) = default;
 };
 
 struct LabelSelector {

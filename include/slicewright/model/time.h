@@ -18,8 +18,10 @@ struct Time {
   friend auto operator<=>(const Time&, const Time&) = default;
 };
 
-// Parses "2024-01-02T03:04:05Z", "2024-01-02T03:04:05.5Z" and numeric offsets ("+02:00").
-// nullopt when the text is not RFC 3339.
+// Parses "2024-01-02T03:04:05Z", "2024-01-02T03:04:05.5Z" and numeric offsets ("+02:00"), as
+// Go's time.Parse(time.RFC3339, ...) does: upper-case 'T' and 'Z' only, a fraction of any length
+// (digits past nanoseconds truncated), no leap second. nullopt when the text is not RFC 3339, names
+// an impossible date or time (Feb 30, 24:00), or lies outside int64 nanoseconds (1677..2262).
 std::optional<Time> ParseRfc3339(std::string_view text);
 
 // Go's time.RFC3339 in UTC: "2024-01-02T03:04:05Z" (fraction dropped), as metav1.Time marshals.

@@ -9,12 +9,14 @@ inline constexpr std::string_view kLabelServiceName = "kubernetes.io/service-nam
 inline constexpr std::string_view kLabelManagedBy = "endpointslice.kubernetes.io/managed-by";
 inline constexpr std::string_view kLabelSkipMirror = "endpointslice.kubernetes.io/skip-mirror";
 inline constexpr std::string_view kLabelHeadless = "service.kubernetes.io/headless";
-inline constexpr std::string_view kLabelServiceProxyName = "service.kubernetes.io/service-proxy-name";
+inline constexpr std::string_view kLabelServiceProxyName =
+    "service.kubernetes.io/service-proxy-name";
 // KEP-4770: a Service with this label is left to a custom endpoint controller.
 inline constexpr std::string_view kLabelEndpointControllerName =
     "service.kubernetes.io/endpoint-controller-name";
 inline constexpr std::string_view kLabelTopologyZone = "topology.kubernetes.io/zone";
-inline constexpr std::string_view kLabelNodeRoleControlPlane = "node-role.kubernetes.io/control-plane";
+inline constexpr std::string_view kLabelNodeRoleControlPlane =
+    "node-role.kubernetes.io/control-plane";
 inline constexpr std::string_view kLabelNodeRoleMaster = "node-role.kubernetes.io/master";
 
 inline constexpr std::string_view kAnnotationLastChangeTriggerTime =

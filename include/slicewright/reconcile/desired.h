@@ -52,7 +52,8 @@ struct DesiredEndpoints {
   model::StringMap labels;
   // Annotations every written slice carries, besides the trigger-time annotation.
   model::StringMap annotations;
-  // The change that triggered this sync; zero removes the trigger-time annotation on written slices.
+  // The change that triggered this sync; zero removes the trigger-time annotation on written
+  // slices.
   model::Time trigger_time;
   // The owner's spec.trafficDistribution, if any.
   std::optional<std::string> traffic_distribution;

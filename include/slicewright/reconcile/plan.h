@@ -53,7 +53,7 @@ struct PlanStats {
   std::vector<AddressTypeStats> per_address_type;
   std::vector<GroupStats> groups;
   // Labels of endpoint_slice_controller_endpointslices_changed_per_sync.
-  std::string topology_label = "Disabled";    // "Auto" or "Disabled"
+  std::string topology_label = "Disabled";  // "Auto" or "Disabled"
   // The trafficDistribution in effect (valid, and topology hints not requested), or "". Also what
   // the Service counts under in services_count_by_traffic_distribution ("" = none in effect).
   std::string traffic_distribution_label;
@@ -62,7 +62,7 @@ struct PlanStats {
 };
 
 struct Plan {
-  std::vector<SliceAction> actions;  // in the order they are to be sent
+  std::vector<SliceAction> actions;    // in the order they are to be sent
   std::vector<std::string> unchanged;  // names of existing slices left as they are
   PlanStats stats;
   std::vector<Diagnostic> diagnostics;

@@ -33,9 +33,9 @@ struct PlanOptions {
   // Accept PreferSameZone and PreferSameNode as trafficDistribution values.
   bool prefer_same_traffic_distribution = true;
   // Label keys whose differences alone do not make a slice "changed" (spec §5).
-  std::vector<std::string> labels_ignored_for_change = {
-      "kubernetes.io/service-name", "endpointslice.kubernetes.io/managed-by",
-      "service.kubernetes.io/headless"};
+  std::vector<std::string> labels_ignored_for_change = {"kubernetes.io/service-name",
+                                                        "endpointslice.kubernetes.io/managed-by",
+                                                        "service.kubernetes.io/headless"};
   // Compare slice annotations (minus the trigger time) with the desired ones (mirroring does).
   bool compare_annotations = false;
   // nullptr: no topology cache (annotation-driven hints disabled).
