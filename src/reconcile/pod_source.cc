@@ -549,6 +549,7 @@ DesiredEndpoints DesiredFromService(const model::Service& service,
   std::vector<PodIp> ips;
   ips.reserve(pods.size() * (serve_ipv4 && serve_ipv6 ? 2 : 1));
   std::int64_t invalid_ips = 0;
+  std::string first_invalid;  // names the first offender, so the Event says where to look
   for (const model::Pod* pod : pods) {
     if (!ShouldPodBeInEndpoints(*pod, /*include_terminating=*/true)) {
       continue;
@@ -565,10 +566,15 @@ DesiredEndpoints DesiredFromService(const model::Service& service,
       continue;
     }
     const auto ip_begin = static_cast<std::uint32_t>(ips.size());
-    for (const std::string& text : pod->status.pod_ips) {
+    for (std::size_t i = 0; i < pod->status.pod_ips.size(); ++i) {
+      const std::string& text = pod->status.pod_ips[i];
       std::optional<net::IpAddress> parsed = net::ParseIpSloppy(text);
       if (!parsed) {
-        ++invalid_ips;  // decision §15.4: skipped and reported once per sync
+        if (invalid_ips++ == 0) {  // decision §15.4: skipped and reported once per sync
+          first_invalid = "pods/" + pod->metadata.namespace_ + "/" + pod->metadata.name +
+                          ": .status.podIPs[" + std::to_string(i) + "].ip: \"" +
+                          text.substr(0, 64) + "\" is not an IP address";
+        }
         continue;
       }
       const bool ipv6 = parsed->family == net::IpFamily::kIPv6;
@@ -589,7 +595,8 @@ DesiredEndpoints DesiredFromService(const model::Service& service,
     desired.diagnostics.push_back(
         Diagnostic{Diagnostic::Severity::kWarning, std::string(kReasonInvalidIPAddress),
                    "Skipped " + std::to_string(invalid_ips) +
-                       " invalid Pod IP addresses for Service " + ServiceRef(service),
+                       " invalid Pod IP addresses for Service " + ServiceRef(service) +
+                       " (first: " + first_invalid + ")",
                    /*retry=*/false});
   }
 

@@ -780,7 +780,9 @@ TEST(PodSourceTest, InvalidPodIpsReportedOnce) {
   ASSERT_EQ(desired.diagnostics.size(), 1U);
   EXPECT_EQ(desired.diagnostics[0],
             (Diagnostic{Diagnostic::Severity::kWarning, "InvalidIPAddress",
-                        "Skipped 3 invalid Pod IP addresses for Service test/foo", false}));
+                        "Skipped 3 invalid Pod IP addresses for Service test/foo (first: "
+                        "pods/test/pod0: .status.podIPs[0].ip: \"garbage\" is not an IP address)",
+                        false}));
 }
 
 // Addresses are canonical in the desired state too: sloppy IPv4, mapped IPv6 and long IPv6 forms.
