@@ -75,7 +75,9 @@ int StatusCodeHttp(StatusCode code) {
 }
 
 Status::Status(StatusCode code, std::string message) {
-  if (code == StatusCode::kOk) return;
+  if (code == StatusCode::kOk) {
+    return;
+  }
   rep_ = std::make_unique<Rep>(Rep{code, std::move(message), {}, {}});
 }
 
@@ -83,7 +85,9 @@ Status::Status(const Status& other)
     : rep_(other.rep_ ? std::make_unique<Rep>(*other.rep_) : nullptr) {}
 
 Status& Status::operator=(const Status& other) {
-  if (this != &other) rep_ = other.rep_ ? std::make_unique<Rep>(*other.rep_) : nullptr;
+  if (this != &other) {
+    rep_ = other.rep_ ? std::make_unique<Rep>(*other.rep_) : nullptr;
+  }
   return *this;
 }
 
@@ -92,12 +96,16 @@ std::string_view Status::object() const { return rep_ ? std::string_view(rep_->o
 std::string_view Status::field() const { return rep_ ? std::string_view(rep_->field) : ""; }
 
 Status& Status::WithObject(std::string_view object) {
-  if (rep_ && rep_->object.empty()) rep_->object = std::string(object);
+  if (rep_ && rep_->object.empty()) {
+    rep_->object = std::string(object);
+  }
   return *this;
 }
 
 Status& Status::WithFieldPrefix(std::string_view prefix) {
-  if (rep_) rep_->field.insert(0, prefix);
+  if (rep_) {
+    rep_->field.insert(0, prefix);
+  }
   return *this;
 }
 
@@ -112,7 +120,9 @@ Status& Status::WithContext(std::string_view context) {
 }
 
 std::string Status::ToString() const {
-  if (!rep_) return "OK";
+  if (!rep_) {
+    return "OK";
+  }
   std::string out;
   if (!rep_->object.empty()) {
     out += rep_->object;
@@ -127,7 +137,9 @@ std::string Status::ToString() const {
 }
 
 bool operator==(const Status& a, const Status& b) {
-  if (a.ok() || b.ok()) return a.ok() == b.ok();
+  if (a.ok() || b.ok()) {
+    return a.ok() == b.ok();
+  }
   return a.rep_->code == b.rep_->code && a.rep_->message == b.rep_->message &&
          a.rep_->object == b.rep_->object && a.rep_->field == b.rep_->field;
 }

@@ -6,13 +6,17 @@ namespace slicewright::model {
 
 const OwnerReference* FindControllerRef(const ObjectMeta& meta) {
   for (const OwnerReference& ref : meta.owner_references) {
-    if (ref.controller.value_or(false)) return &ref;
+    if (ref.controller.value_or(false)) {
+      return &ref;
+    }
   }
   return nullptr;
 }
 
 std::string NamespacedName(const ObjectMeta& meta) {
-  if (meta.namespace_.empty()) return meta.name;
+  if (meta.namespace_.empty()) {
+    return meta.name;
+  }
   std::string key;
   key.reserve(meta.namespace_.size() + 1 + meta.name.size());
   key += meta.namespace_;
@@ -24,7 +28,9 @@ std::string NamespacedName(const ObjectMeta& meta) {
 const PodCondition* FindPodCondition(const std::vector<PodCondition>& conditions,
                                      std::string_view type) {
   for (const PodCondition& condition : conditions) {
-    if (condition.type == type) return &condition;
+    if (condition.type == type) {
+      return &condition;
+    }
   }
   return nullptr;
 }

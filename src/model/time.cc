@@ -15,10 +15,14 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 // Reads exactly text[pos, pos + width) as decimal digits into `out`.
 bool ReadFixed(std::string_view text, std::size_t pos, std::size_t width, int& out) {
-  if (pos + width > text.size()) return false;
+  if (pos + width > text.size()) {
+    return false;
+  }
   int value = 0;
   for (std::size_t i = pos; i < pos + width; ++i) {
-    if (!IsDigit(text[i])) return false;
+    if (!IsDigit(text[i])) {
+      return false;
+    }
     value = value * 10 + (text[i] - '0');
   }
   out = value;
@@ -83,11 +87,15 @@ std::optional<Time> ParseRfc3339(std::string_view text) {
       !ReadFixed(text, 14, 2, minute) || text[16] != ':' || !ReadFixed(text, 17, 2, second)) {
     return std::nullopt;
   }
-  if (hour > 23 || minute > 59 || second > 59) return std::nullopt;
+  if (hour > 23 || minute > 59 || second > 59) {
+    return std::nullopt;
+  }
   const std::chrono::year_month_day date{std::chrono::year{year},
                                          std::chrono::month{static_cast<unsigned>(month)},
                                          std::chrono::day{static_cast<unsigned>(day)}};
-  if (!date.ok()) return std::nullopt;  // month 13, Feb 30, Feb 29 outside leap years
+  if (!date.ok()) {
+    return std::nullopt;  // month 13, Feb 30, Feb 29 outside leap years
+  }
 
   std::size_t pos = 19;
   std::int64_t nanos = 0;
@@ -102,7 +110,9 @@ std::optional<Time> ParseRfc3339(std::string_view text) {
       }
       ++pos;
     }
-    if (pos == first) return std::nullopt;  // "05." without digits
+    if (pos == first) {
+      return std::nullopt;  // "05." without digits
+    }
   }
 
   std::int64_t offset_seconds = 0;
@@ -116,7 +126,9 @@ std::optional<Time> ParseRfc3339(std::string_view text) {
       return std::nullopt;
     }
     offset_seconds = (std::int64_t{offset_hours} * 60 + offset_minutes) * 60;
-    if (zone[0] == '-') offset_seconds = -offset_seconds;
+    if (zone[0] == '-') {
+      offset_seconds = -offset_seconds;
+    }
   }
 
   // Years 0000..9999 are about ±3.2e11 seconds: no overflow until the multiplication by 1e9,

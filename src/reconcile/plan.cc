@@ -18,13 +18,17 @@ std::string_view OperationName(Operation op) {
 
 std::int64_t PlanStats::added() const {
   std::int64_t total = 0;
-  for (const AddressTypeStats& stats : per_address_type) total += stats.added;
+  for (const AddressTypeStats& stats : per_address_type) {
+    total += stats.added;
+  }
   return total;
 }
 
 std::int64_t PlanStats::removed() const {
   std::int64_t total = 0;
-  for (const AddressTypeStats& stats : per_address_type) total += stats.removed;
+  for (const AddressTypeStats& stats : per_address_type) {
+    total += stats.removed;
+  }
   return total;
 }
 

@@ -33,17 +33,27 @@ int CompareViews(std::string_view a, std::string_view b) {
 
 int CompareAddresses(const std::vector<std::string>& a, const std::vector<std::string>& b) {
   // Controllers write exactly one address per endpoint; only other writers need the sort.
-  if (a.size() == 1 && b.size() == 1) return CompareViews(a[0], b[0]);
-  if (a.empty() || b.empty()) return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
+  if (a.size() == 1 && b.size() == 1) {
+    return CompareViews(a[0], b[0]);
+  }
+  if (a.empty() || b.empty()) {
+    return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
+  }
   std::vector<std::string_view> sorted_a(a.begin(), a.end());
   std::vector<std::string_view> sorted_b(b.begin(), b.end());
   std::sort(sorted_a.begin(), sorted_a.end());
   std::sort(sorted_b.begin(), sorted_b.end());
   const auto [ia, ib] =
       std::mismatch(sorted_a.begin(), sorted_a.end(), sorted_b.begin(), sorted_b.end());
-  if (ia == sorted_a.end() && ib == sorted_b.end()) return 0;
-  if (ia == sorted_a.end()) return -1;
-  if (ib == sorted_b.end()) return 1;
+  if (ia == sorted_a.end() && ib == sorted_b.end()) {
+    return 0;
+  }
+  if (ia == sorted_a.end()) {
+    return -1;
+  }
+  if (ib == sorted_b.end()) {
+    return 1;
+  }
   return CompareViews(*ia, *ib);
 }
 
@@ -51,14 +61,20 @@ inline bool SameText(std::string_view a, std::string_view b) { return a == b; }
 
 inline bool SameOptionalText(const std::optional<std::string>& a,
                              const std::optional<std::string>& b) {
-  if (a.has_value() != b.has_value()) return false;
+  if (a.has_value() != b.has_value()) {
+    return false;
+  }
   return !a || *a == *b;
 }
 
 bool TargetRefsEqualIgnoringVersion(const std::optional<model::ObjectReference>& a,
                                     const std::optional<model::ObjectReference>& b) {
-  if (a.has_value() != b.has_value()) return false;
-  if (!a) return true;
+  if (a.has_value() != b.has_value()) {
+    return false;
+  }
+  if (!a) {
+    return true;
+  }
   return SameText(a->uid, b->uid) && SameText(a->name, b->name) &&
          SameText(a->namespace_, b->namespace_) && SameText(a->kind, b->kind) &&
          SameText(a->api_version, b->api_version) && SameText(a->field_path, b->field_path);
@@ -67,11 +83,15 @@ bool TargetRefsEqualIgnoringVersion(const std::optional<model::ObjectReference>&
 // Identity equality without ordering work: the planner's common case is "same endpoint".
 bool IdentityEqual(const Endpoint& a, const Endpoint& b) {
   if (a.addresses.size() == 1 && b.addresses.size() == 1) {
-    if (!SameText(a.addresses[0], b.addresses[0])) return false;
+    if (!SameText(a.addresses[0], b.addresses[0])) {
+      return false;
+    }
   } else if (CompareAddresses(a.addresses, b.addresses) != 0) {
     return false;
   }
-  if (!SameText(OptionalView(a.hostname), OptionalView(b.hostname))) return false;
+  if (!SameText(OptionalView(a.hostname), OptionalView(b.hostname))) {
+    return false;
+  }
   if (a.target_ref.has_value() != b.target_ref.has_value()) {
     const model::ObjectReference& ref = a.target_ref ? *a.target_ref : *b.target_ref;
     return ref.namespace_.empty() && ref.name.empty();
@@ -86,7 +106,9 @@ bool IdentityEqual(const Endpoint& a, const Endpoint& b) {
 bool StrictlyBefore(const Endpoint& a, const Endpoint& b) {
   if (a.addresses.size() == 1 && b.addresses.size() == 1) {
     const int c = a.addresses[0].compare(b.addresses[0]);
-    if (c != 0) return c < 0;
+    if (c != 0) {
+      return c < 0;
+    }
   }
   return CompareEndpointIdentity(a, b) < 0;
 }
@@ -104,10 +126,18 @@ bool MapsDiffer(const model::StringMap& stored, const model::StringMap& desired,
   auto s = stored.begin();
   auto d = desired.begin();
   while (true) {
-    while (s != stored.end() && IsIgnoredKey(s->first, ignored_in_stored)) ++s;
-    while (d != desired.end() && IsIgnoredKey(d->first, ignored_in_desired)) ++d;
-    if (s == stored.end() || d == desired.end()) return s != stored.end() || d != desired.end();
-    if (s->first != d->first || s->second != d->second) return true;
+    while (s != stored.end() && IsIgnoredKey(s->first, ignored_in_stored)) {
+      ++s;
+    }
+    while (d != desired.end() && IsIgnoredKey(d->first, ignored_in_desired)) {
+      ++d;
+    }
+    if (s == stored.end() || d == desired.end()) {
+      return s != stored.end() || d != desired.end();
+    }
+    if (s->first != d->first || s->second != d->second) {
+      return true;
+    }
     ++s;
     ++d;
   }
@@ -173,7 +203,9 @@ class DesiredSet {
         position = static_cast<std::uint32_t>(it - order_.begin());
       }
     }
-    if (position == kNotFound || consumed_[position] != 0) return kNotFound;
+    if (position == kNotFound || consumed_[position] != 0) {
+      return kNotFound;
+    }
     consumed_[position] = 1;
     --remaining_;
     hint_ = position + 1;
@@ -182,7 +214,9 @@ class DesiredSet {
 
   // The next unclaimed position in identity order, claimed. Requires remaining() > 0.
   std::uint32_t PopNext() {
-    while (consumed_[cursor_] != 0) ++cursor_;
+    while (consumed_[cursor_] != 0) {
+      ++cursor_;
+    }
     consumed_[cursor_] = 1;
     --remaining_;
     return cursor_++;
@@ -191,7 +225,9 @@ class DesiredSet {
   // The endpoint at `position`, moved out when the caller gave up its input.
   Endpoint Take(std::uint32_t position) {
     const std::uint32_t index = order_[position];
-    if (movable_ != nullptr) return std::move((*movable_)[index]);
+    if (movable_ != nullptr) {
+      return std::move((*movable_)[index]);
+    }
     return endpoints_[index];
   }
 
@@ -270,7 +306,9 @@ const std::vector<std::string>& AnnotationsIgnoredInStored() {
 
 bool Planner::MetadataChanged(const EndpointSlice& stored) const {
   const auto& ignored = options_.labels_ignored_for_change;
-  if (MapsDiffer(stored.metadata.labels, desired_.labels, ignored, ignored)) return true;
+  if (MapsDiffer(stored.metadata.labels, desired_.labels, ignored, ignored)) {
+    return true;
+  }
   return options_.compare_annotations &&
          MapsDiffer(stored.metadata.annotations, desired_.annotations, AnnotationsIgnoredInStored(),
                     {});
@@ -286,7 +324,9 @@ bool Planner::IsPlaceholderFor(const EndpointSlice& stored, const std::string& a
 
 void Planner::PrepareWrite(EndpointSlice& slice) const {
   slice.metadata.labels = desired_.labels;
-  if (options_.compare_annotations) slice.metadata.annotations = desired_.annotations;
+  if (options_.compare_annotations) {
+    slice.metadata.annotations = desired_.annotations;
+  }
   const std::string trigger_key(model::kAnnotationLastChangeTriggerTime);
   if (desired_.trigger_time.IsZero()) {
     slice.metadata.annotations.erase(trigger_key);
@@ -391,7 +431,9 @@ void Planner::PlanAddressType(const std::string& address_type,
 
   static const std::vector<const EndpointSlice*> kNoSlices;
   for (std::size_t g = 0; g < groups.size(); ++g) {
-    if (g > 0 && groups[g].first == groups[g - 1].first) continue;  // sources keep keys unique
+    if (g > 0 && groups[g].first == groups[g - 1].first) {
+      continue;  // sources keep keys unique
+    }
     const std::size_t index = groups[g].second;
     auto existing_it =
         std::find_if(existing_by_key.begin(), existing_by_key.end(),
@@ -409,7 +451,9 @@ void Planner::PlanAddressType(const std::string& address_type,
     const std::string& key = entry.first;
     const bool wanted = std::any_of(groups.begin(), groups.end(),
                                     [&key](const auto& group) { return group.first == key; });
-    if (!wanted) work.deletes.insert(work.deletes.end(), entry.second.begin(), entry.second.end());
+    if (!wanted) {
+      work.deletes.insert(work.deletes.end(), entry.second.begin(), entry.second.end());
+    }
   }
 
   // Placeholder (§4.4): an address type with nothing to publish still gets one empty slice.
@@ -463,7 +507,9 @@ void Planner::PlanGroup(const EndpointGroup& group, std::vector<Endpoint>* movab
     bool endpoint_updated = false;
     for (const Endpoint& endpoint : stored->endpoints) {
       const std::uint32_t position = desired.Claim(endpoint);
-      if (position == kNotFound) continue;
+      if (position == kNotFound) {
+        continue;
+      }
       kept.push_back(position);
       if (!endpoint_updated && !EndpointEqualBeyondIdentity(desired.at(position), endpoint)) {
         endpoint_updated = true;
@@ -490,13 +536,16 @@ void Planner::PlanGroup(const EndpointGroup& group, std::vector<Endpoint>* movab
 
   // Endpoints are taken (possibly moved) only now: every lookup above compared against them.
   for (Entry& entry : entries) {
-    if (entry.kept.empty()) continue;
+    if (entry.kept.empty()) {
+      continue;
+    }
     entry.copy.metadata = entry.stored->metadata;
     entry.copy.address_type = entry.stored->address_type;
     entry.copy.ports = entry.stored->ports;
     entry.copy.endpoints.reserve(std::max(entry.kept.size(), std::min(max_, desired_count)));
-    for (std::uint32_t position : entry.kept)
+    for (std::uint32_t position : entry.kept) {
       entry.copy.endpoints.push_back(desired.Take(position));
+    }
     entry.kept = {};
   }
 
@@ -504,7 +553,9 @@ void Planner::PlanGroup(const EndpointGroup& group, std::vector<Endpoint>* movab
   if (desired.remaining() > 0) {
     std::vector<Entry*> updating;
     for (Entry& entry : entries) {
-      if (entry.fate == Fate::kUpdate) updating.push_back(&entry);
+      if (entry.fate == Fate::kUpdate) {
+        updating.push_back(&entry);
+      }
     }
     std::stable_sort(updating.begin(), updating.end(), [](const Entry* a, const Entry* b) {
       return a->copy.endpoints.size() > b->copy.endpoints.size();
@@ -524,14 +575,20 @@ void Planner::PlanGroup(const EndpointGroup& group, std::vector<Endpoint>* movab
     if (desired.remaining() < max_) {
       std::size_t closest_diff = max_;
       for (Entry& entry : entries) {
-        if (entry.fate != Fate::kUnchanged) continue;
+        if (entry.fate != Fate::kUnchanged) {
+          continue;
+        }
         const std::size_t size = entry.stored->endpoints.size() + desired.remaining();
-        if (size > max_) continue;
+        if (size > max_) {
+          continue;
+        }
         const std::size_t diff = max_ - size;
         if (diff < closest_diff) {
           closest_diff = diff;
           fill = &entry;
-          if (diff == 0) break;
+          if (diff == 0) {
+            break;
+          }
         }
       }
     }
@@ -565,7 +622,9 @@ void Planner::PlanGroup(const EndpointGroup& group, std::vector<Endpoint>* movab
         break;
     }
   }
-  for (EndpointSlice& slice : creates) work.creates.push_back(std::move(slice));
+  for (EndpointSlice& slice : creates) {
+    work.creates.push_back(std::move(slice));
+  }
   plan.stats.groups.push_back(
       GroupStats{group.address_type, {}, static_cast<std::int64_t>(desired_count), slices});
 }
@@ -622,7 +681,9 @@ void Planner::Finalize(TypeWork& work, Plan& plan) {
       ++i;
     }
   }
-  if (desired_.owner.being_deleted) work.creates.clear();
+  if (desired_.owner.being_deleted) {
+    work.creates.clear();
+  }
 
   for (EndpointSlice& slice : work.creates) {
     PrepareWrite(slice);
@@ -635,20 +696,28 @@ void Planner::Finalize(TypeWork& work, Plan& plan) {
   for (const EndpointSlice* slice : work.deletes) {
     plan.actions.push_back(SliceAction{Operation::kDelete, *slice});
   }
-  for (const EndpointSlice* slice : work.unchanged) plan.unchanged.push_back(slice->metadata.name);
+  for (const EndpointSlice* slice : work.unchanged) {
+    plan.unchanged.push_back(slice->metadata.name);
+  }
 }
 
 }  // namespace
 
 int CompareEndpointIdentity(const Endpoint& a, const Endpoint& b) {
   int c = CompareAddresses(a.addresses, b.addresses);
-  if (c != 0) return c;
+  if (c != 0) {
+    return c;
+  }
   c = CompareViews(OptionalView(a.hostname), OptionalView(b.hostname));
-  if (c != 0) return c;
+  if (c != 0) {
+    return c;
+  }
   const std::string_view a_ns = a.target_ref ? std::string_view(a.target_ref->namespace_) : "";
   const std::string_view b_ns = b.target_ref ? std::string_view(b.target_ref->namespace_) : "";
   c = CompareViews(a_ns, b_ns);
-  if (c != 0) return c;
+  if (c != 0) {
+    return c;
+  }
   const std::string_view a_name = a.target_ref ? std::string_view(a.target_ref->name) : "";
   const std::string_view b_name = b.target_ref ? std::string_view(b.target_ref->name) : "";
   return CompareViews(a_name, b_name);
@@ -679,7 +748,9 @@ std::string PortMapKey(std::span<const EndpointPort> ports) {
   std::sort(parts.begin(), parts.end());
   std::string key;
   for (const std::string& part : parts) {
-    if (!key.empty()) key += ',';
+    if (!key.empty()) {
+      key += ',';
+    }
     key += part;
   }
   return key;
@@ -689,7 +760,9 @@ std::string SliceGenerateName(std::string_view owner_name) {
   // Upstream validates "<name>-" as a DNS subdomain with the trailing dash masked.
   std::string masked(owner_name);
   masked += 'a';
-  if (labels::IsDNS1123Subdomain(masked).empty()) return std::string(owner_name) + "-";
+  if (labels::IsDNS1123Subdomain(masked).empty()) {
+    return std::string(owner_name) + "-";
+  }
   return std::string(owner_name);
 }
 

@@ -592,12 +592,11 @@ DesiredEndpoints DesiredFromService(const model::Service& service,
         PodRecord{pod, node, ip_begin, ip_end, static_cast<std::uint32_t>(key_index)});
   }
   if (invalid_ips > 0) {
-    desired.diagnostics.push_back(
-        Diagnostic{Diagnostic::Severity::kWarning, std::string(kReasonInvalidIPAddress),
-                   "Skipped " + std::to_string(invalid_ips) +
-                       " invalid Pod IP addresses for Service " + ServiceRef(service) +
-                       " (first: " + first_invalid + ")",
-                   /*retry=*/false});
+    desired.diagnostics.push_back(Diagnostic{
+        Diagnostic::Severity::kWarning, std::string(kReasonInvalidIPAddress),
+        "Skipped " + std::to_string(invalid_ips) + " invalid Pod IP addresses for Service " +
+            ServiceRef(service) + " (first: " + first_invalid + ")",
+        /*retry=*/false});
   }
 
   // Pass 2: per (port set, address type), order the records by identity. Pods are read in their

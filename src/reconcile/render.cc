@@ -18,14 +18,22 @@ std::string RenderSlice(const model::EndpointSlice& slice) {
   out += ")=[";
   bool first = true;
   for (const model::Endpoint& endpoint : slice.endpoints) {
-    if (!first) out += ' ';
+    if (!first) {
+      out += ' ';
+    }
     first = false;
     for (std::size_t i = 0; i < endpoint.addresses.size(); ++i) {
-      if (i > 0) out += ',';
+      if (i > 0) {
+        out += ',';
+      }
       out += endpoint.addresses[i];
     }
-    if (!endpoint.conditions.ready.value_or(true)) out += '!';
-    if (endpoint.conditions.terminating.value_or(false)) out += '~';
+    if (!endpoint.conditions.ready.value_or(true)) {
+      out += '!';
+    }
+    if (endpoint.conditions.terminating.value_or(false)) {
+      out += '~';
+    }
   }
   out += ']';
   return out;
