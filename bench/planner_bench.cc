@@ -16,7 +16,7 @@
 #include "slicewright/reconcile/planner.h"
 #include "slicewright/reconcile/pod_source.h"
 
-#include "alloc_counter.h"
+#include "fakes/allocation_counter.h"
 
 namespace {
 bool g_smoke = false;
@@ -131,12 +131,12 @@ void ReportPerEndpoint(benchmark::State& state, std::int64_t endpoints, std::int
 void BM_FullReconcile(benchmark::State& state) {
   const Fixture fixture("web", Size(state), false);
   const reconcile::PlanOptions options;
-  const std::int64_t before = bench::AllocationCount();
+  const std::int64_t before = fakes::AllocationCount();
   for (auto _ : state) {
     reconcile::Plan plan = reconcile::PlanSlices(fixture.Desired(), {}, options);
     benchmark::DoNotOptimize(plan.actions.data());
   }
-  ReportPerEndpoint(state, Size(state), bench::AllocationCount() - before);
+  ReportPerEndpoint(state, Size(state), fakes::AllocationCount() - before);
 }
 BENCHMARK(BM_FullReconcile)
     ->Arg(100)
@@ -150,12 +150,12 @@ void BM_FullReconcilePlanOnly(benchmark::State& state) {
   const Fixture fixture("web", Size(state), false);
   const reconcile::DesiredEndpoints desired = fixture.Desired();
   const reconcile::PlanOptions options;
-  const std::int64_t before = bench::AllocationCount();
+  const std::int64_t before = fakes::AllocationCount();
   for (auto _ : state) {
     reconcile::Plan plan = reconcile::PlanSlices(desired, {}, options);
     benchmark::DoNotOptimize(plan.actions.data());
   }
-  ReportPerEndpoint(state, Size(state), bench::AllocationCount() - before);
+  ReportPerEndpoint(state, Size(state), fakes::AllocationCount() - before);
 }
 BENCHMARK(BM_FullReconcilePlanOnly)->Arg(10000)->Arg(100000)->Unit(benchmark::kMicrosecond);
 
@@ -166,7 +166,7 @@ void BM_OnePodReadinessFlip(benchmark::State& state) {
   const std::vector<model::EndpointSlice> slices =
       Stored(reconcile::PlanSlices(fixture.Desired(), {}, options));
   std::size_t next = 0;
-  const std::int64_t before = bench::AllocationCount();
+  const std::int64_t before = fakes::AllocationCount();
   for (auto _ : state) {
     Pod& pod = fixture.pods[next];
     pod.status.conditions[0].status = "False";
@@ -178,7 +178,7 @@ void BM_OnePodReadinessFlip(benchmark::State& state) {
       break;
     }
   }
-  ReportPerEndpoint(state, Size(state), bench::AllocationCount() - before);
+  ReportPerEndpoint(state, Size(state), fakes::AllocationCount() - before);
 }
 BENCHMARK(BM_OnePodReadinessFlip)->Arg(10000)->Unit(benchmark::kMicrosecond);
 
@@ -214,7 +214,7 @@ void BM_ResyncUnchanged(benchmark::State& state) {
     fixtures.push_back(std::make_unique<Fixture>("svc-" + std::to_string(s), 15, false));
     slices.push_back(Stored(reconcile::PlanSlices(fixtures.back()->Desired(), {}, options)));
   }
-  const std::int64_t before = bench::AllocationCount();
+  const std::int64_t before = fakes::AllocationCount();
   for (auto _ : state) {
     std::size_t writes = 0;
     for (std::size_t s = 0; s < fixtures.size(); ++s) {
@@ -225,7 +225,7 @@ void BM_ResyncUnchanged(benchmark::State& state) {
       break;
     }
   }
-  ReportPerEndpoint(state, services * 15, bench::AllocationCount() - before);
+  ReportPerEndpoint(state, services * 15, fakes::AllocationCount() - before);
 }
 BENCHMARK(BM_ResyncUnchanged)->Arg(10000)->Unit(benchmark::kMillisecond);
 
@@ -233,12 +233,12 @@ BENCHMARK(BM_ResyncUnchanged)->Arg(10000)->Unit(benchmark::kMillisecond);
 void BM_DualStackFullReconcile(benchmark::State& state) {
   const Fixture fixture("web", Size(state), true);
   const reconcile::PlanOptions options;
-  const std::int64_t before = bench::AllocationCount();
+  const std::int64_t before = fakes::AllocationCount();
   for (auto _ : state) {
     reconcile::Plan plan = reconcile::PlanSlices(fixture.Desired(), {}, options);
     benchmark::DoNotOptimize(plan.actions.data());
   }
-  ReportPerEndpoint(state, 2 * Size(state), bench::AllocationCount() - before);
+  ReportPerEndpoint(state, 2 * Size(state), fakes::AllocationCount() - before);
 }
 BENCHMARK(BM_DualStackFullReconcile)->Arg(10000)->Unit(benchmark::kMicrosecond);
 

@@ -59,7 +59,8 @@ void IndexState(ClusterState& state, std::string_view controller_name) {
         managed_by->second != controller_name || slice.metadata.deletion_timestamp) {
       continue;
     }
-    state.slices_by_service[slice.metadata.namespace_ + "/" + service->second].push_back(slice);
+    state.slices_by_service[model::NamespacedName(slice.metadata.namespace_, service->second)]
+        .push_back(slice);
   }
   for (const model::Service& service : state.objects.services) {
     if (!service.spec.selector || service.spec.type == "ExternalName") continue;
@@ -87,7 +88,7 @@ std::vector<ServicePlan> PlanAll(const ClusterState& state, const PlanCommandOpt
   static const std::vector<model::EndpointSlice> kNoSlices;
   std::vector<const model::Pod*> selected;
   for (const model::Service* service : state.services) {
-    const std::string key = service->metadata.namespace_ + "/" + service->metadata.name;
+    const std::string key = model::NamespacedName(service->metadata);
     auto pods_it = state.pods_by_namespace.find(service->metadata.namespace_);
     const auto& candidates = pods_it == state.pods_by_namespace.end() ? kNoPods : pods_it->second;
     selected.clear();

@@ -13,16 +13,20 @@ const OwnerReference* FindControllerRef(const ObjectMeta& meta) {
   return nullptr;
 }
 
-std::string NamespacedName(const ObjectMeta& meta) {
-  if (meta.namespace_.empty()) {
-    return meta.name;
+std::string NamespacedName(std::string_view namespace_, std::string_view name) {
+  if (namespace_.empty()) {
+    return std::string(name);
   }
   std::string key;
-  key.reserve(meta.namespace_.size() + 1 + meta.name.size());
-  key += meta.namespace_;
+  key.reserve(namespace_.size() + 1 + name.size());
+  key += namespace_;
   key += '/';
-  key += meta.name;
+  key += name;
   return key;
+}
+
+std::string NamespacedName(const ObjectMeta& meta) {
+  return NamespacedName(meta.namespace_, meta.name);
 }
 
 const PodCondition* FindPodCondition(const std::vector<PodCondition>& conditions,

@@ -369,10 +369,6 @@ void OrderGroup(std::vector<SortRecord>& sort, bool ipv6, const IdentityComparer
   sort.resize(kept);
 }
 
-std::string ServiceRef(const model::Service& service) {
-  return service.metadata.namespace_ + "/" + service.metadata.name;
-}
-
 }  // namespace
 
 std::vector<std::string> SupportedAddressTypes(const model::Service& service) {
@@ -560,8 +556,9 @@ DesiredEndpoints DesiredFromService(const model::Service& service,
     if (node == nullptr && !service.spec.publish_not_ready_addresses) {
       desired.diagnostics.push_back(
           Diagnostic{Diagnostic::Severity::kWarning, std::string(kReasonNodeNotFound),
-                     "skipping Pod " + pod->metadata.name + " for Service " + ServiceRef(service) +
-                         ": Node " + pod->spec.node_name + " Not Found",
+                     "skipping Pod " + pod->metadata.name + " for Service " +
+                         model::NamespacedName(service.metadata) + ": Node " + pod->spec.node_name +
+                         " Not Found",
                      /*retry=*/true});
       continue;
     }
@@ -595,7 +592,7 @@ DesiredEndpoints DesiredFromService(const model::Service& service,
     desired.diagnostics.push_back(Diagnostic{
         Diagnostic::Severity::kWarning, std::string(kReasonInvalidIPAddress),
         "Skipped " + std::to_string(invalid_ips) + " invalid Pod IP addresses for Service " +
-            ServiceRef(service) + " (first: " + first_invalid + ")",
+            model::NamespacedName(service.metadata) + " (first: " + first_invalid + ")",
         /*retry=*/false});
   }
 

@@ -8,24 +8,16 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "slicewright/model/meta.h"
 #include "slicewright/model/well_known.h"
 
 namespace slicewright::reconcile {
 namespace {
 
-std::string ServiceKey(std::string_view namespace_, std::string_view name) {
-  std::string key;
-  key.reserve(namespace_.size() + 1 + name.size());
-  key += namespace_;
-  key += '/';
-  key += name;
-  return key;
-}
-
 std::string ServiceKeyOf(const model::EndpointSlice& slice) {
   auto it = slice.metadata.labels.find(model::kLabelServiceName);
-  return ServiceKey(slice.metadata.namespace_,
-                    it == slice.metadata.labels.end() ? std::string_view() : it->second);
+  return model::NamespacedName(slice.metadata.namespace_,
+                               it == slice.metadata.labels.end() ? std::string_view() : it->second);
 }
 
 const model::EndpointSlice& Deref(const model::EndpointSlice& slice) { return slice; }
@@ -82,7 +74,7 @@ bool EndpointSliceTracker::HandleDeletion(const model::EndpointSlice& slice) {
 template <typename SliceRange>
 bool EndpointSliceTracker::StaleSlicesImpl(const model::Service& service,
                                            const SliceRange& slices) {
-  std::string key = ServiceKey(service.metadata.namespace_, service.metadata.name);
+  std::string key = model::NamespacedName(service.metadata.namespace_, service.metadata.name);
   std::lock_guard<std::mutex> lock(mu_);
   auto [uid, inserted] = uid_by_service_.try_emplace(key, service.metadata.uid);
   if (!inserted) {
@@ -127,7 +119,7 @@ bool EndpointSliceTracker::StaleSlices(const model::Service& service,
 }
 
 void EndpointSliceTracker::DeleteService(std::string_view namespace_, std::string_view name) {
-  const std::string key = ServiceKey(namespace_, name);
+  const std::string key = model::NamespacedName(namespace_, name);
   std::lock_guard<std::mutex> lock(mu_);
   generations_by_service_.erase(key);
   uid_by_service_.erase(key);

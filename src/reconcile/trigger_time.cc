@@ -6,17 +6,10 @@
 #include <string_view>
 #include <utility>
 
+#include "slicewright/model/meta.h"
+
 namespace slicewright::reconcile {
 namespace {
-
-std::string ServiceKey(std::string_view namespace_, std::string_view name) {
-  std::string key;
-  key.reserve(namespace_.size() + 1 + name.size());
-  key += namespace_;
-  key += '/';
-  key += name;
-  return key;
-}
 
 model::Time PodTriggerTime(const model::Pod& pod) {
   const model::PodCondition* ready = model::FindPodCondition(pod.status.conditions, "Ready");
@@ -36,7 +29,7 @@ model::Time Earliest(model::Time current, model::Time candidate) {
 model::Time TriggerTimeTracker::ComputeEndpointLastChangeTriggerTime(
     std::string_view namespace_, const model::Service& service,
     std::span<const model::Pod* const> pods) {
-  const std::string key = ServiceKey(namespace_, service.metadata.name);
+  const std::string key = model::NamespacedName(namespace_, service.metadata.name);
   // Only the map needs the lock: calls for one key never overlap, so the state is taken out,
   // worked on without the lock, and put back.
   ServiceState previous;
@@ -83,7 +76,7 @@ model::Time TriggerTimeTracker::ComputeEndpointLastChangeTriggerTime(
 }
 
 void TriggerTimeTracker::DeleteService(std::string_view namespace_, std::string_view name) {
-  const std::string key = ServiceKey(namespace_, name);
+  const std::string key = model::NamespacedName(namespace_, name);
   std::lock_guard<std::mutex> lock(mu_);
   states_.erase(key);
 }

@@ -9,41 +9,7 @@
 
 #include <gtest/gtest.h>
 
-// Counts heap allocations so tests can pin the no-allocation contract of matching. This binary
-// holds only tests/labels, so replacing the global allocator here affects nothing else.
-namespace {
-long g_allocations = 0;  // gtest runs tests on one thread
-
-// The whole non-aligned family is replaced so that every new pairs with our delete (a sanitizer
-// runtime would otherwise supply the nothrow and array forms). Out of line: once inlined, g++ -O1
-// misreads free() of operator-new memory as a mismatch.
-[[gnu::noinline]] void* CountedAllocate(std::size_t size) {
-  ++g_allocations;
-  void* memory = std::malloc(size == 0 ? 1 : size);
-  if (memory == nullptr) {
-    std::abort();  // tests only; our code throws nothing
-  }
-  return memory;
-}
-[[gnu::noinline]] void CountedFree(void* memory) noexcept { std::free(memory); }
-}  // namespace
-
-void* operator new(std::size_t size) { return CountedAllocate(size); }
-void* operator new[](std::size_t size) { return CountedAllocate(size); }
-void* operator new(std::size_t size, const std::nothrow_t& /*tag*/) noexcept {
-  return CountedAllocate(size);
-}
-void* operator new[](std::size_t size, const std::nothrow_t& /*tag*/) noexcept {
-  return CountedAllocate(size);
-}
-void operator delete(void* memory) noexcept { CountedFree(memory); }
-void operator delete[](void* memory) noexcept { CountedFree(memory); }
-void operator delete(void* memory, std::size_t /*size*/) noexcept { CountedFree(memory); }
-void operator delete[](void* memory, std::size_t /*size*/) noexcept { CountedFree(memory); }
-void operator delete(void* memory, const std::nothrow_t& /*tag*/) noexcept { CountedFree(memory); }
-void operator delete[](void* memory, const std::nothrow_t& /*tag*/) noexcept {
-  CountedFree(memory);
-}
+#include "fakes/allocation_counter.h"
 
 namespace slicewright::labels {
 namespace {
@@ -312,19 +278,19 @@ TEST(SelectorTest, MatchingDoesNotAllocate) {
       MustParse("app in (web,api),tier!=db,!canary,env notin (dev),zone,rank>2,rank<100");
   const StringMap service = {{"app", "web"}, {"zone", "a"}};
   const StringMap labels = {{"app", "web"}, {"env", "prod"}, {"rank", "7"}, {"zone", "a"}};
-  const long before = g_allocations;
+  const std::int64_t before = slicewright::fakes::AllocationCount();
   const bool matched = selector.Matches(labels);
   const bool fast = SelectorMatchesMap(service, labels);
   const bool nothing = Selector::Nothing().Matches(labels);
-  const long allocations = g_allocations - before;
+  const std::int64_t allocations = slicewright::fakes::AllocationCount() - before;
   EXPECT_EQ(allocations, 0);
   EXPECT_TRUE(matched);
   EXPECT_TRUE(fast);
   EXPECT_FALSE(nothing);
   // The counter is live: a real allocation moves it.
-  const long live = g_allocations;
+  const std::int64_t live = slicewright::fakes::AllocationCount();
   const std::string heap(64, 'x');
-  EXPECT_GT(g_allocations, live) << heap;
+  EXPECT_GT(slicewright::fakes::AllocationCount(), live) << heap;
 }
 
 // Everything matches all and is empty; Nothing matches none, is not empty, and absorbs Add.

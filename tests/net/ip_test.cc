@@ -11,41 +11,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
-// Counts heap allocations so tests can pin the no-allocation contract of the hot paths. This
-// binary holds only tests/net, so replacing the global allocator here affects nothing else.
-namespace {
-long g_allocations = 0;  // gtest runs tests on one thread
-
-// The whole non-aligned family is replaced so that every new pairs with our delete (a sanitizer
-// runtime would otherwise supply the nothrow and array forms). Out of line: once inlined, g++ -O1
-// misreads free() of operator-new memory as a mismatch.
-[[gnu::noinline]] void* CountedAllocate(std::size_t size) {
-  ++g_allocations;
-  void* memory = std::malloc(size == 0 ? 1 : size);
-  if (memory == nullptr) {
-    std::abort();  // tests only; our code throws nothing
-  }
-  return memory;
-}
-[[gnu::noinline]] void CountedFree(void* memory) noexcept { std::free(memory); }
-}  // namespace
-
-void* operator new(std::size_t size) { return CountedAllocate(size); }
-void* operator new[](std::size_t size) { return CountedAllocate(size); }
-void* operator new(std::size_t size, const std::nothrow_t& /*tag*/) noexcept {
-  return CountedAllocate(size);
-}
-void* operator new[](std::size_t size, const std::nothrow_t& /*tag*/) noexcept {
-  return CountedAllocate(size);
-}
-void operator delete(void* memory) noexcept { CountedFree(memory); }
-void operator delete[](void* memory) noexcept { CountedFree(memory); }
-void operator delete(void* memory, std::size_t /*size*/) noexcept { CountedFree(memory); }
-void operator delete[](void* memory, std::size_t /*size*/) noexcept { CountedFree(memory); }
-void operator delete(void* memory, const std::nothrow_t& /*tag*/) noexcept { CountedFree(memory); }
-void operator delete[](void* memory, const std::nothrow_t& /*tag*/) noexcept {
-  CountedFree(memory);
-}
+#include "fakes/allocation_counter.h"
 
 namespace slicewright::net {
 namespace {
@@ -227,21 +193,21 @@ TEST(IpTest, ParseAndClassifyDoNotAllocate) {
                                      "2001:db8::1", "1:2:3:4:5:6:1.2.3.4", "not an ip"};
   int parsed = 0;
   int special = 0;
-  const long before = g_allocations;
+  const std::int64_t before = slicewright::fakes::AllocationCount();
   for (const std::string_view input : inputs) {
     if (std::optional<IpAddress> address = ParseIpSloppy(input)) {
       ++parsed;
       special += IsSpecialIp(*address) ? 1 : 0;
     }
   }
-  const long allocations = g_allocations - before;
+  const std::int64_t allocations = slicewright::fakes::AllocationCount() - before;
   EXPECT_EQ(allocations, 0);
   EXPECT_EQ(parsed, 5);
   EXPECT_EQ(special, 0);
   // The counter is live: a real allocation moves it.
-  const long live = g_allocations;
+  const std::int64_t live = slicewright::fakes::AllocationCount();
   const std::string heap(64, 'x');
-  EXPECT_GT(g_allocations, live) << heap;
+  EXPECT_GT(slicewright::fakes::AllocationCount(), live) << heap;
 }
 
 // The EndpointSlice addressType strings.

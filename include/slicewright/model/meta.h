@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "slicewright/model/time.h"
@@ -82,6 +83,7 @@ struct Condition {
 const OwnerReference* FindControllerRef(const ObjectMeta& meta);
 
 // "namespace/name", or "name" for cluster-scoped objects: the key the work queues use.
+std::string NamespacedName(std::string_view namespace_, std::string_view name);
 std::string NamespacedName(const ObjectMeta& meta);
 
 }  // namespace slicewright::model
