@@ -1,7 +1,9 @@
 #include "slicewright/reconcile/planner.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
+#include <cstring>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -57,14 +59,91 @@ int CompareAddresses(const std::vector<std::string>& a, const std::vector<std::s
   return CompareViews(*ia, *ib);
 }
 
-inline bool SameText(std::string_view a, std::string_view b) { return a == b; }
+std::uint64_t Load64(const char* p) {
+  std::uint64_t word = 0;
+  std::memcpy(&word, p, sizeof(word));
+  return word;
+}
+
+std::uint32_t Load32(const char* p) {
+  std::uint32_t word = 0;
+  std::memcpy(&word, p, sizeof(word));
+  return word;
+}
+
+// Equality inlined as overlapping word loads: the compared fields (IPs, names, UIDs, zones) are
+// short, and a libc memcmp call per field cost more than the comparison itself.
+[[gnu::always_inline]] inline bool SameText(std::string_view a, std::string_view b) {
+  const std::size_t n = a.size();
+  if (n != b.size()) {
+    return false;
+  }
+  const char* p = a.data();
+  const char* q = b.data();
+  if (n > 16) {
+    return std::memcmp(p, q, n) == 0;
+  }
+  if (n >= 8) {
+    return ((Load64(p) ^ Load64(q)) | (Load64(p + n - 8) ^ Load64(q + n - 8))) == 0;
+  }
+  if (n >= 4) {
+    return ((Load32(p) ^ Load32(q)) | (Load32(p + n - 4) ^ Load32(q + n - 4))) == 0;
+  }
+  if (n == 0) {
+    return true;
+  }
+  return p[0] == q[0] && p[n / 2] == q[n / 2] && p[n - 1] == q[n - 1];
+}
+
+// Big-endian word of 8 bytes, so integer order is byte order (std::string::compare's order).
+std::uint64_t LoadOrdered64(const char* p) {
+  const std::uint64_t word = Load64(p);
+  if constexpr (std::endian::native == std::endian::little) {
+    return __builtin_bswap64(word);
+  } else {
+    return word;
+  }
+}
+
+// Three-way compare with std::string::compare's result sign, inlined for the same reason as
+// SameText: checking that a source is sorted compares every adjacent pair of addresses.
+int CompareText(std::string_view a, std::string_view b) {
+  const std::size_t n = std::min(a.size(), b.size());
+  const char* p = a.data();
+  const char* q = b.data();
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const std::uint64_t x = LoadOrdered64(p + i);
+    const std::uint64_t y = LoadOrdered64(q + i);
+    if (x != y) {
+      return x < y ? -1 : 1;
+    }
+  }
+  if (i < n && n >= 8) {
+    // The overlapped leading bytes are known equal, so the last word decides.
+    const std::uint64_t x = LoadOrdered64(p + n - 8);
+    const std::uint64_t y = LoadOrdered64(q + n - 8);
+    if (x != y) {
+      return x < y ? -1 : 1;
+    }
+    i = n;
+  }
+  for (; i < n; ++i) {
+    const auto x = static_cast<unsigned char>(p[i]);
+    const auto y = static_cast<unsigned char>(q[i]);
+    if (x != y) {
+      return x < y ? -1 : 1;
+    }
+  }
+  return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
+}
 
 inline bool SameOptionalText(const std::optional<std::string>& a,
                              const std::optional<std::string>& b) {
   if (a.has_value() != b.has_value()) {
     return false;
   }
-  return !a || *a == *b;
+  return !a || SameText(*a, *b);
 }
 
 bool TargetRefsEqualIgnoringVersion(const std::optional<model::ObjectReference>& a,
@@ -78,6 +157,25 @@ bool TargetRefsEqualIgnoringVersion(const std::optional<model::ObjectReference>&
   return SameText(a->uid, b->uid) && SameText(a->name, b->name) &&
          SameText(a->namespace_, b->namespace_) && SameText(a->kind, b->kind) &&
          SameText(a->api_version, b->api_version) && SameText(a->field_path, b->field_path);
+}
+
+// Equality beyond identity for an endpoint already matched by identity, so targetRef name and
+// namespace are known equal. The fields most likely to differ go first.
+bool MatchedEndpointEqualBeyondIdentity(const Endpoint& desired, const Endpoint& stored) {
+  if (!(desired.conditions == stored.conditions)) {
+    return false;
+  }
+  const auto& a = desired.target_ref;
+  const auto& b = stored.target_ref;
+  if (a.has_value() != b.has_value()) {
+    return false;
+  }
+  if (a && !(SameText(a->uid, b->uid) && SameText(a->kind, b->kind) &&
+             SameText(a->api_version, b->api_version) && SameText(a->field_path, b->field_path))) {
+    return false;
+  }
+  return SameOptionalText(desired.node_name, stored.node_name) &&
+         SameOptionalText(desired.zone, stored.zone);
 }
 
 // Identity equality without ordering work: the planner's common case is "same endpoint".
@@ -105,7 +203,7 @@ bool IdentityEqual(const Endpoint& a, const Endpoint& b) {
 // sorted source cheap.
 bool StrictlyBefore(const Endpoint& a, const Endpoint& b) {
   if (a.addresses.size() == 1 && b.addresses.size() == 1) {
-    const int c = a.addresses[0].compare(b.addresses[0]);
+    const int c = CompareText(a.addresses[0], b.addresses[0]);
     if (c != 0) {
       return c < 0;
     }
@@ -157,14 +255,15 @@ bool OwnedBy(const EndpointSlice& slice, const Owner& owner) {
 class DesiredSet {
  public:
   DesiredSet(std::span<const Endpoint> endpoints, std::vector<Endpoint>* movable)
-      : endpoints_(endpoints), movable_(movable) {
-    order_.resize(endpoints.size());
-    std::iota(order_.begin(), order_.end(), 0U);
+      : endpoints_(endpoints), movable_(movable), size_(endpoints.size()) {
     bool sorted_unique = true;
     for (std::size_t i = 1; i < endpoints.size() && sorted_unique; ++i) {
       sorted_unique = StrictlyBefore(endpoints[i - 1], endpoints[i]);
     }
+    // A sorted source (the usual case) needs no permutation: positions are input indexes.
     if (!sorted_unique) {
+      order_.resize(endpoints.size());
+      std::iota(order_.begin(), order_.end(), 0U);
       std::stable_sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) {
         return CompareEndpointIdentity(endpoints[a], endpoints[b]) < 0;
       });
@@ -180,27 +279,37 @@ class DesiredSet {
         }
       }
       order_ = std::move(unique);
+      permuted_ = true;
+      size_ = order_.size();
     }
-    consumed_.assign(order_.size(), 0);
-    remaining_ = order_.size();
+    consumed_.assign(size_, 0);
+    remaining_ = size_;
   }
 
-  std::size_t size() const { return order_.size(); }
+  std::size_t size() const { return size_; }
   std::size_t remaining() const { return remaining_; }
-  const Endpoint& at(std::uint32_t position) const { return endpoints_[order_[position]]; }
+  const Endpoint& at(std::uint32_t position) const { return endpoints_[Index(position)]; }
 
   // The position of `endpoint`'s identity if it is desired and not yet claimed; kNotFound else.
   std::uint32_t Claim(const Endpoint& endpoint) {
     std::uint32_t position = kNotFound;
-    if (hint_ < order_.size() && IdentityEqual(at(hint_), endpoint)) {
+    if (hint_ < size_ && IdentityEqual(at(hint_), endpoint)) {
       position = hint_;
     } else {
-      auto it = std::lower_bound(order_.begin(), order_.end(), endpoint,
-                                 [&](std::uint32_t index, const Endpoint& key) {
-                                   return CompareEndpointIdentity(endpoints_[index], key) < 0;
-                                 });
-      if (it != order_.end() && CompareEndpointIdentity(endpoints_[*it], endpoint) == 0) {
-        position = static_cast<std::uint32_t>(it - order_.begin());
+      std::size_t low = 0;
+      std::size_t count = size_;
+      while (count > 0) {
+        const std::size_t half = count / 2;
+        if (CompareEndpointIdentity(at(static_cast<std::uint32_t>(low + half)), endpoint) < 0) {
+          low += half + 1;
+          count -= half + 1;
+        } else {
+          count = half;
+        }
+      }
+      if (low < size_ &&
+          CompareEndpointIdentity(at(static_cast<std::uint32_t>(low)), endpoint) == 0) {
+        position = static_cast<std::uint32_t>(low);
       }
     }
     if (position == kNotFound || consumed_[position] != 0) {
@@ -224,7 +333,7 @@ class DesiredSet {
 
   // The endpoint at `position`, moved out when the caller gave up its input.
   Endpoint Take(std::uint32_t position) {
-    const std::uint32_t index = order_[position];
+    const std::uint32_t index = Index(position);
     if (movable_ != nullptr) {
       return std::move((*movable_)[index]);
     }
@@ -232,13 +341,19 @@ class DesiredSet {
   }
 
  private:
+  std::uint32_t Index(std::uint32_t position) const {
+    return permuted_ ? order_[position] : position;
+  }
+
   std::span<const Endpoint> endpoints_;
   std::vector<Endpoint>* movable_;
-  std::vector<std::uint32_t> order_;
+  std::vector<std::uint32_t> order_;  // identity order, when the input was not already in it
   std::vector<std::uint8_t> consumed_;
+  std::size_t size_ = 0;
   std::size_t remaining_ = 0;
   std::uint32_t hint_ = 0;
   std::uint32_t cursor_ = 0;
+  bool permuted_ = false;
 };
 
 // The planner's per-address-type working state (upstream's slicesToCreate/Update/Delete).
@@ -511,7 +626,8 @@ void Planner::PlanGroup(const EndpointGroup& group, std::vector<Endpoint>* movab
         continue;
       }
       kept.push_back(position);
-      if (!endpoint_updated && !EndpointEqualBeyondIdentity(desired.at(position), endpoint)) {
+      if (!endpoint_updated &&
+          !MatchedEndpointEqualBeyondIdentity(desired.at(position), endpoint)) {
         endpoint_updated = true;
       }
     }

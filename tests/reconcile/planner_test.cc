@@ -347,6 +347,92 @@ TEST(PlannerTest, UnsortedDesiredInputIsNormalised) {
             Render(PlanSlices(shuffled, {}, DefaultOptions())));
 }
 
+std::string RandomText(std::mt19937& rng) {
+  // A tiny alphabet (with bytes above 0x7f) makes shared prefixes, equal texts and every length
+  // 0-24 common, so the planner's word-wise comparisons meet all their edge cases.
+  static constexpr char kAlphabet[] = {'a', 'b', '0', '\x80', '\xff'};
+  std::string text(rng() % 25, 'a');
+  for (char& c : text) c = kAlphabet[rng() % sizeof(kAlphabet)];
+  return text;
+}
+
+// Random texts plan the same in any input order (the later duplicate winning), a stored plan
+// is stable, and one changed field makes exactly one write.
+TEST(PlannerTest, RandomTextsPlanIndependentlyOfOrder) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 30; ++round) {
+    SCOPED_TRACE(round);
+    DesiredEndpoints desired = FooDesired(0);
+    EndpointGroup group{"IPv4", {Port("foo", 80)}, {}};
+    const int count = 1 + static_cast<int>(rng() % 400);
+    for (int i = 0; i < count; ++i) {
+      model::Endpoint endpoint = PodEndpoint(i);
+      endpoint.addresses = {RandomText(rng)};
+      endpoint.target_ref->name = RandomText(rng);
+      endpoint.target_ref->uid = RandomText(rng);
+      endpoint.node_name = "node-name-" + RandomText(rng);
+      group.endpoints.push_back(std::move(endpoint));
+    }
+    // The reference normal form: sorted by identity, the last of equal identities kept.
+    std::vector<model::Endpoint> normal;
+    for (const model::Endpoint& endpoint : group.endpoints) {
+      auto same = std::find_if(normal.begin(), normal.end(), [&](const model::Endpoint& e) {
+        return CompareEndpointIdentity(e, endpoint) == 0;
+      });
+      if (same != normal.end()) {
+        *same = endpoint;
+      } else {
+        normal.push_back(endpoint);
+      }
+    }
+    std::sort(normal.begin(), normal.end(), [](const model::Endpoint& a, const model::Endpoint& b) {
+      return CompareEndpointIdentity(a, b) < 0;
+    });
+    DesiredEndpoints sorted = desired;
+    sorted.groups.push_back(EndpointGroup{"IPv4", group.ports, normal});
+    desired.groups.push_back(std::move(group));
+
+    // Reversed input is the case a wrong "already sorted" verdict would let through.
+    DesiredEndpoints reversed = sorted;
+    std::reverse(reversed.groups[0].endpoints.begin(), reversed.groups[0].endpoints.end());
+
+    const Plan plan = PlanSlices(desired, {}, DefaultOptions());
+    EXPECT_EQ(Render(plan), Render(PlanSlices(sorted, {}, DefaultOptions())));
+    EXPECT_EQ(Render(plan), Render(PlanSlices(reversed, {}, DefaultOptions())));
+    std::vector<model::EndpointSlice> cluster;
+    ApplyPlan(plan, cluster);
+    EXPECT_TRUE(PlanSlices(desired, cluster, DefaultOptions()).empty());
+    EXPECT_TRUE(PlanSlices(reversed, cluster, DefaultOptions()).empty());
+    // Same length, same leading bytes, only the last byte differs.
+    const std::size_t changed = rng() % normal.size();
+    std::string& node = *sorted.groups[0].endpoints[changed].node_name;
+    node.back() = node.back() == 'a' ? 'b' : 'a';
+    const Plan next = PlanSlices(sorted, cluster, DefaultOptions());
+    EXPECT_EQ(next.actions.size(), 1U) << Render(next);
+  }
+}
+
+// Input in reverse identity order, with texts that differ within their first eight bytes, is
+// recognised as unsorted (a wrong "already sorted" verdict would break every lookup).
+TEST(PlannerTest, ReverseOrderedLongTextsAreSorted) {
+  DesiredEndpoints forward = FooDesired(0);
+  EndpointGroup group{"IPv4", {Port("foo", 80)}, {}};
+  for (int i = 0; i < 300; ++i) {
+    model::Endpoint endpoint = PodEndpoint(i);
+    std::string number = std::to_string(100000000 + i);  // nine digits, distinct in bytes 6-8
+    endpoint.addresses = {number + "-address"};
+    group.endpoints.push_back(std::move(endpoint));
+  }
+  forward.groups.push_back(group);
+  DesiredEndpoints reversed = forward;
+  std::reverse(reversed.groups[0].endpoints.begin(), reversed.groups[0].endpoints.end());
+  const Plan plan = PlanSlices(forward, {}, DefaultOptions());
+  EXPECT_EQ(Render(plan), Render(PlanSlices(reversed, {}, DefaultOptions())));
+  std::vector<model::EndpointSlice> cluster;
+  ApplyPlan(plan, cluster);
+  EXPECT_TRUE(PlanSlices(reversed, cluster, DefaultOptions()).empty());
+}
+
 // The moving overload plans exactly what the copying one does, and inputs are never modified.
 TEST(PlannerTest, MoveOverloadMatchesAndInputsUnchanged) {
   std::vector<model::EndpointSlice> cluster = {StoredSlice("a", PodEndpoints(0, 62)),
