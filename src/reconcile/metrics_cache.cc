@@ -124,7 +124,7 @@ void MetricsCache::UpdateTrafficDistribution(std::string_view service_key,
       members.erase(it);
     }
   }
-  if (!traffic_distribution || traffic_distribution->empty() || *traffic_distribution == "none") {
+  if (!traffic_distribution || traffic_distribution->empty()) {
     return;
   }
   const std::string_view label = *traffic_distribution == model::kTrafficDistributionPreferClose

@@ -103,7 +103,7 @@ TEST(MetricsCacheTest, ServicesByTrafficDistribution) {
   EXPECT_EQ(
       cache.ServicesByTrafficDistribution(),
       (std::map<std::string, std::int64_t>{{"ImplementationSpecific", 1}, {"PreferClose", 2}}));
-  cache.UpdateTrafficDistribution("ns/svc1", "none");
+  cache.UpdateTrafficDistribution("ns/svc1", "");
   cache.UpdateTrafficDistribution("ns/svc3", "PreferClose");
   cache.DeleteService("ns/svc2");
   EXPECT_EQ(

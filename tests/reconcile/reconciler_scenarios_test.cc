@@ -316,18 +316,24 @@ std::vector<model::Node> ZonedNodes() {
   return {MakeNode("node-0", "zone-a"), MakeNode("node-1", "zone-b"), MakeNode("node-2", "zone-c")};
 }
 
-// Scenario 29: PreferClose hints each endpoint to its own zone.
-TEST(ReconcilerScenarioTest, Scenario29_TrafficDistributionPreferClose) {
-  model::Service service = FooService();
-  service.spec.traffic_distribution = "PreferClose";
-  service.metadata.annotations = {{"service.kubernetes.io/topology-mode", "Disabled"}};
+// The zoned pods planned with a topology cache fed the zoned nodes, as kube-controller-manager
+// runs.
+Plan RunZonedWithTopologyCache(const model::Service& service) {
   Harness harness;
   harness.nodes = ZonedNodes();
   TopologyCache topology;
   topology.SetNodes(harness.nodes);
   const TopologyInput input = topology.Snapshot("test/foo");
   harness.options.topology = &input;
-  const Plan plan = harness.Run(service, ZonedPods());
+  return harness.Run(service, ZonedPods());
+}
+
+// Scenario 29: PreferClose hints each endpoint to its own zone.
+TEST(ReconcilerScenarioTest, Scenario29_TrafficDistributionPreferClose) {
+  model::Service service = FooService();
+  service.spec.traffic_distribution = "PreferClose";
+  service.metadata.annotations = {{"service.kubernetes.io/topology-mode", "Disabled"}};
+  const Plan plan = RunZonedWithTopologyCache(service);
   EXPECT_EQ(HintCounts(plan),
             (std::map<std::string, int>{{"zone-a", 1}, {"zone-b", 3}, {"zone-c", 2}}));
   EXPECT_EQ(CrossZoneHints(plan), 0);
@@ -341,13 +347,7 @@ TEST(ReconcilerScenarioTest, Scenario30_TopologyAnnotationWins) {
   model::Service service = FooService();
   service.spec.traffic_distribution = "PreferClose";
   service.metadata.annotations = {{"service.kubernetes.io/topology-mode", "Auto"}};
-  Harness harness;
-  harness.nodes = ZonedNodes();
-  TopologyCache topology;
-  topology.SetNodes(harness.nodes);
-  const TopologyInput input = topology.Snapshot("test/foo");
-  harness.options.topology = &input;
-  const Plan plan = harness.Run(service, ZonedPods());
+  const Plan plan = RunZonedWithTopologyCache(service);
   EXPECT_EQ(HintCounts(plan),
             (std::map<std::string, int>{{"zone-a", 2}, {"zone-b", 2}, {"zone-c", 2}}));
   EXPECT_EQ(CrossZoneHints(plan), 1);

@@ -53,8 +53,8 @@ class MetricsCache final {
   void UpdateService(std::string_view service_key, std::span<const GroupStats> groups);
 
   // Records the Service under its trafficDistribution: "PreferClose" as is, any other value as
-  // "ImplementationSpecific" (upstream's cardinality guard); nullopt, "" or "none" (a plan's bucket
-  // for "not in use") removes it from every bucket.
+  // "ImplementationSpecific" (upstream's cardinality guard); nullopt or "" (the plan's
+  // traffic_distribution_label when none is in effect) removes it from every bucket.
   void UpdateTrafficDistribution(std::string_view service_key,
                                  std::optional<std::string_view> traffic_distribution);
 
