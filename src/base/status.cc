@@ -37,6 +37,14 @@ std::string_view StatusCodeReason(StatusCode code) {
       return "Cancelled";
     case StatusCode::kDataLoss:
       return "DataLoss";
+    case StatusCode::kMethodNotAllowed:
+      return "MethodNotAllowed";
+    case StatusCode::kNotAcceptable:
+      return "NotAcceptable";
+    case StatusCode::kRequestEntityTooLarge:
+      return "RequestEntityTooLarge";
+    case StatusCode::kUnsupportedMediaType:
+      return "UnsupportedMediaType";
   }
   return "Unknown";
 }
@@ -70,6 +78,14 @@ int StatusCodeHttp(StatusCode code) {
     case StatusCode::kCancelled:
     case StatusCode::kDataLoss:
       return 500;
+    case StatusCode::kMethodNotAllowed:
+      return 405;
+    case StatusCode::kNotAcceptable:
+      return 406;
+    case StatusCode::kRequestEntityTooLarge:
+      return 413;
+    case StatusCode::kUnsupportedMediaType:
+      return 415;
   }
   return 500;
 }

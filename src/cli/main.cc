@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/apiserver_command.h"
 #include "cli/plan_command.h"
 
 int main(int argc, char** argv) {
@@ -34,9 +35,31 @@ int main(int argc, char** argv) {
     plan_cmd->add_option("--repeat", plan.repeat,
                          "Also run the reconcile step N times and print its timing to stderr");
 
+    slicewright::cli::ApiServerCommandOptions apiserver;
+    CLI::App* apiserver_cmd = app.add_subcommand(
+        "apiserver", "Run the embedded, SQLite-backed development API server (kubectl-compatible)");
+    apiserver_cmd->add_option("--listen", apiserver.listen, "Address to serve on, HOST:PORT")
+        ->capture_default_str();
+    apiserver_cmd->add_option("--data-dir", apiserver.data_dir, "Directory holding state.db")
+        ->capture_default_str();
+    apiserver_cmd->add_option("--token", apiserver.token,
+                              "Require this bearer token on every request (needed off loopback)");
+    apiserver_cmd->add_option(
+        "--tls-cert-dir", apiserver.tls_cert_dir,
+        "Serve HTTPS with a CA and serving certificate kept in this directory");
+    apiserver_cmd->add_option("--write-kubeconfig", apiserver.write_kubeconfig,
+                              "Write a kubeconfig for this server to FILE");
+    apiserver_cmd
+        ->add_option("--history-events", apiserver.history_events,
+                     "Watch history kept for resuming watches (events)")
+        ->capture_default_str();
+
     CLI11_PARSE(app, argc, argv);
     if (plan_cmd->parsed()) {
       return slicewright::cli::RunPlanCommand(plan, std::cin, std::cout, std::cerr);
+    }
+    if (apiserver_cmd->parsed()) {
+      return slicewright::cli::RunApiServerCommand(apiserver, std::cout, std::cerr);
     }
     return 1;
   } catch (const std::exception& e) {

@@ -26,6 +26,10 @@ enum class StatusCode {
   kTimeout,          // 504
   kCancelled,
   kDataLoss,
+  kMethodNotAllowed,       // 405
+  kNotAcceptable,          // 406
+  kRequestEntityTooLarge,  // 413
+  kUnsupportedMediaType,   // 415
 };
 
 // The Kubernetes reason string ("NotFound", "Invalid", ...); "" for kOk.

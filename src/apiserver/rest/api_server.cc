@@ -1,0 +1,2153 @@
+#include "apiserver/rest/api_server.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <openssl/evp.h>
+
+#include "slicewright/model/time.h"
+
+#include "apiserver/api/crd.h"
+#include "apiserver/api/discovery.h"
+#include "apiserver/api/openapi.h"
+#include "apiserver/api/patch.h"
+#include "apiserver/api/table.h"
+#include "apiserver/rest/allocators.h"
+#include "apiserver/rest/background.h"
+#include "apiserver/rest/json_util.h"
+#include "apiserver/rest/objects.h"
+#include "apiserver/rest/request_info.h"
+#include "apiserver/rest/watch.h"
+
+namespace slicewright::apiserver {
+namespace {
+
+constexpr int kMaxUpdateAttempts = 16;
+constexpr int kMaxGenerateNameAttempts = 8;
+constexpr std::string_view kFinalizerOrphan = "orphan";
+constexpr std::string_view kFinalizerForeground = "foregroundDeletion";
+constexpr std::string_view kNamespaceFinalizer = "kubernetes";
+constexpr std::string_view kRegistryPrefix = "/registry/";
+
+// --- responses -------------------------------------------------------------------------------
+
+HttpResponse JsonResponse(int status, std::string body) {
+  HttpResponse response;
+  response.status = status;
+  response.body = std::move(body);
+  return response;
+}
+
+HttpResponse TextResponse(int status, std::string body) {
+  HttpResponse response;
+  response.status = status;
+  response.content_type = "text/plain; charset=utf-8";
+  response.body = std::move(body);
+  return response;
+}
+
+// What a Status is about, for the "details" of the Kubernetes Status object.
+struct StatusDetails {
+  std::string name;
+  std::string group;
+  std::string kind;  // the resource, as kube-apiserver reports it ("pods")
+};
+
+HttpResponse StatusResponse(const Status& status, const StatusDetails& details = {}) {
+  Json body = {{"kind", "Status"},
+               {"apiVersion", "v1"},
+               {"metadata", Json::object()},
+               {"status", "Failure"},
+               {"message", std::string(status.message())},
+               {"reason", std::string(StatusCodeReason(status.code()))},
+               {"code", StatusCodeHttp(status.code())}};
+  if (status.code() == StatusCode::kInternal) {
+    body["reason"] = "InternalError";
+  }
+  if (!details.name.empty() || !details.kind.empty()) {
+    Json detail = Json::object();
+    if (!details.name.empty()) {
+      detail["name"] = details.name;
+    }
+    if (!details.group.empty()) {
+      detail["group"] = details.group;
+    }
+    if (!details.kind.empty()) {
+      detail["kind"] = details.kind;
+    }
+    body["details"] = std::move(detail);
+  }
+  return JsonResponse(StatusCodeHttp(status.code()), DumpJson(body));
+}
+
+// "pods" or "endpointslices.discovery.k8s.io", as kube-apiserver names a resource in messages.
+std::string QualifiedResource(const ResourceInfo& info) {
+  return info.group.empty() ? info.resource : info.resource + "." + info.group;
+}
+
+Status NotFound(const ResourceInfo& info, std::string_view name) {
+  return NotFoundError(QualifiedResource(info) + " \"" + std::string(name) + "\" not found");
+}
+
+Status AlreadyExists(const ResourceInfo& info, std::string_view name) {
+  return AlreadyExistsError(QualifiedResource(info) + " \"" + std::string(name) +
+                            "\" already exists");
+}
+
+Status ConflictModified(const ResourceInfo& info, std::string_view name) {
+  return ConflictError("Operation cannot be fulfilled on " + QualifiedResource(info) + " \"" +
+                       std::string(name) +
+                       "\": the object has been modified; please apply your changes to the "
+                       "latest version and try again");
+}
+
+std::optional<std::int64_t> ParseRevision(std::string_view text) {
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value < 0) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::string Base64Encode(std::string_view data) {
+  std::string out(4 * ((data.size() + 2) / 3) + 1, '\0');
+  const int written = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                      reinterpret_cast<const unsigned char*>(data.data()),
+                                      static_cast<int>(data.size()));
+  out.resize(static_cast<std::size_t>(std::max(written, 0)));
+  return out;
+}
+
+std::optional<std::string> Base64Decode(std::string_view text) {
+  if (text.size() % 4 != 0 || text.size() > 64 * 1024) {
+    return std::nullopt;
+  }
+  std::string out(3 * text.size() / 4 + 1, '\0');
+  const int written = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                      reinterpret_cast<const unsigned char*>(text.data()),
+                                      static_cast<int>(text.size()));
+  if (written < 0) {
+    return std::nullopt;
+  }
+  std::size_t size = static_cast<std::size_t>(written);
+  // EVP_DecodeBlock counts the padding as zero bytes.
+  for (std::size_t i = text.size(); i > 0 && text[i - 1] == '='; --i) {
+    --size;
+  }
+  out.resize(size);
+  return out;
+}
+
+struct DeleteOptions {
+  std::optional<std::int64_t> grace_period_seconds;
+  std::string propagation_policy;  // Orphan, Background, Foreground; "" = the default
+  std::string precondition_uid;
+  std::string precondition_resource_version;
+  bool dry_run = false;
+};
+
+bool HasFinalizer(const Json& object, std::string_view finalizer) {
+  const Json* metadata = Metadata(object);
+  const Json* finalizers = metadata ? ArrayField(*metadata, "finalizers") : nullptr;
+  if (finalizers == nullptr) {
+    return false;
+  }
+  return std::any_of(finalizers->begin(), finalizers->end(), [&](const Json& f) {
+    return f.is_string() && f.get<std::string>() == finalizer;
+  });
+}
+
+void AddFinalizer(Json& object, std::string_view finalizer) {
+  if (HasFinalizer(object, finalizer)) {
+    return;
+  }
+  Json& metadata = object["metadata"];
+  if (!metadata.contains("finalizers") || !metadata["finalizers"].is_array()) {
+    metadata["finalizers"] = Json::array();
+  }
+  metadata["finalizers"].push_back(std::string(finalizer));
+}
+
+void RemoveFinalizer(Json& object, std::string_view finalizer) {
+  Json* metadata = Metadata(object);
+  Json* finalizers = metadata ? ArrayField(*metadata, "finalizers") : nullptr;
+  if (finalizers == nullptr) {
+    return;
+  }
+  Json kept = Json::array();
+  for (const Json& f : *finalizers) {
+    if (!(f.is_string() && f.get<std::string>() == finalizer)) {
+      kept.push_back(f);
+    }
+  }
+  if (kept.empty()) {
+    metadata->erase("finalizers");
+  } else {
+    *finalizers = std::move(kept);
+  }
+}
+
+bool HasAnyFinalizer(const Json& object) {
+  const Json* metadata = Metadata(object);
+  const Json* finalizers = metadata ? ArrayField(*metadata, "finalizers") : nullptr;
+  return finalizers != nullptr && !finalizers->empty();
+}
+
+bool IsTerminating(const Json& object) {
+  const Json* metadata = Metadata(object);
+  return metadata != nullptr && StringField(*metadata, "deletionTimestamp") != nullptr;
+}
+
+bool IsCoreResource(const ResourceInfo& info, std::string_view resource) {
+  return info.group.empty() && info.resource == resource;
+}
+
+bool IsCrdResource(const ResourceInfo& info) {
+  return info.group == "apiextensions.k8s.io" && info.resource == "customresourcedefinitions";
+}
+
+}  // namespace
+
+// --- Impl ------------------------------------------------------------------------------------
+
+struct ApiServer::Impl {
+  // Keeps the garbage collector's view: which uid lives at which key, and who owns whom. Fed by a
+  // storage watch on every key.
+  class OwnerIndex final : public WatchSink {
+   public:
+    explicit OwnerIndex(Impl& impl) : impl_(impl) {}
+    void OnEvent(const EventPtr& event) override;
+    std::vector<std::string> Dependents(const std::string& owner_uid) const;
+    bool Exists(const std::string& uid) const;
+    std::vector<std::string> DanglingOwners() const;
+
+   private:
+    void Unlink(const std::string& key, const ObjectAttributes& attributes);
+    Impl& impl_;
+    mutable std::mutex mu_;
+    std::unordered_map<std::string, std::string> key_by_uid_;            // guarded by mu_
+    std::unordered_map<std::string, std::set<std::string>> dependents_;  // guarded by mu_
+  };
+
+  ApiServerOptions config;
+  std::unique_ptr<Storage> storage;
+  ResourceRegistry registry;
+  WatchHub hub;
+  std::optional<IpAllocator> ipv4_allocator;
+  std::optional<IpAllocator> ipv6_allocator;
+  PortAllocator node_ports;
+  std::mutex rng_mu;
+  std::mt19937_64 rng;  // guarded by rng_mu
+  std::shared_ptr<OwnerIndex> owner_index;
+  std::unique_ptr<WatchRegistration> owner_index_registration;
+  Background background;
+
+  Impl(ApiServerOptions opts, std::unique_ptr<Storage> store)
+      : config(std::move(opts)),
+        storage(std::move(store)),
+        hub(config.bookmark_interval),
+        node_ports(config.node_port_min, config.node_port_max) {}
+
+  // --- helpers ---
+  std::chrono::system_clock::time_point NowTimePoint() const {
+    return config.now ? config.now() : std::chrono::system_clock::now();
+  }
+  model::Time Now() const {
+    const auto now = NowTimePoint();
+    return model::Time{
+        std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count()};
+  }
+  std::string NowText() const { return model::FormatRfc3339(Now()); }
+  std::string NewUid();
+  std::string RandomSuffix();
+  ResourcePtr ResourceForKey(std::string_view key, std::string* namespace_,
+                             std::string* name) const;
+
+  // --- object operations (used by HTTP handlers and background tasks) ---
+  Status CheckNamespace(const ResourceInfo& info, std::string_view namespace_) const;
+  Result<StoredObject> CreateObject(const ResourceInfo& info, const std::string& namespace_,
+                                    Json object, bool dry_run);
+  using Mutation = std::function<Result<Json>(const Json& current)>;
+  Result<StoredObject> UpdateObject(const ResourceInfo& info, const std::string& namespace_,
+                                    const std::string& name, bool status_subresource, bool dry_run,
+                                    const Mutation& mutate);
+  Result<StoredObject> DeleteObject(const ResourceInfo& info, const std::string& namespace_,
+                                    const std::string& name, const DeleteOptions& delete_options);
+  Status PrepareForCreate(const ResourceInfo& info, Json& object);
+  Status PrepareForUpdate(const ResourceInfo& info, const Json& old, Json& updated,
+                          bool status_subresource);
+  Status AllocateServiceAddresses(Json& service, const Json* old);
+  void ReleaseServiceAddresses(const Json& service);
+  Result<StoredObject> RemoveNow(const ResourceInfo& info, const std::string& key,
+                                 const StoredObject& current);
+  Storage::Render Renderer(const ResourceInfo& info, Json object) const;
+
+  // --- background ---
+  void ScheduleOwnerGone(const std::string& uid, std::chrono::milliseconds delay);
+  void ProcessOwnerGone(const std::string& uid);
+  void ProcessDeletingOwner(const std::string& key, std::string_view policy_finalizer);
+  void ProcessNamespace(const std::string& name);
+  void ProcessPodDeadline(const std::string& key, const std::string& uid);
+  void ScheduleStartupWork();
+  void SchedulePodDeadline(const std::string& key, const Json& pod);
+
+  // --- HTTP ---
+  HttpResponse Handle(HttpRequest& request);
+  HttpResponse HandleDiscovery(HttpRequest& request, const RequestInfo& info);
+  HttpResponse HandleResource(HttpRequest& request, const RequestInfo& info);
+  HttpResponse HandleGet(HttpRequest& request, const ResourceInfo& info, const RequestInfo& ri);
+  HttpResponse HandleList(HttpRequest& request, const ResourceInfo& info, const RequestInfo& ri);
+  HttpResponse HandleWatch(HttpRequest& request, const ResourceInfo& info, const RequestInfo& ri);
+  HttpResponse HandleCreate(HttpRequest& request, const ResourceInfo& info, const RequestInfo& ri);
+  HttpResponse HandleUpdate(HttpRequest& request, const ResourceInfo& info, const RequestInfo& ri);
+  HttpResponse HandlePatch(HttpRequest& request, const ResourceInfo& info, const RequestInfo& ri);
+  HttpResponse HandleDelete(HttpRequest& request, const ResourceInfo& info, const RequestInfo& ri);
+  HttpResponse HandleDeleteCollection(HttpRequest& request, const ResourceInfo& info,
+                                      const RequestInfo& ri);
+  Result<ObjectFilter> FilterFromRequest(const HttpRequest& request, const ResourceInfo& info);
+  HttpResponse ObjectResponse(const HttpRequest& request, const ResourceInfo& info, int status,
+                              const std::string& json);
+};
+
+// --- OwnerIndex ------------------------------------------------------------------------------
+
+void ApiServer::Impl::OwnerIndex::Unlink(const std::string& key,
+                                         const ObjectAttributes& attributes) {
+  auto it = key_by_uid_.find(attributes.uid);
+  if (it != key_by_uid_.end() && it->second == key) {
+    key_by_uid_.erase(it);
+  }
+  for (const std::string& owner : attributes.owner_uids) {
+    auto deps = dependents_.find(owner);
+    if (deps != dependents_.end()) {
+      deps->second.erase(key);
+      if (deps->second.empty()) {
+        dependents_.erase(deps);
+      }
+    }
+  }
+}
+
+void ApiServer::Impl::OwnerIndex::OnEvent(const EventPtr& event) {
+  std::vector<std::string> missing_owners;
+  std::string gone_uid;
+  {
+    std::lock_guard lock(mu_);
+    if (event->prev != nullptr) {
+      Unlink(event->key, event->prev->attributes);
+    }
+    const ObjectAttributes& attributes = event->record->attributes;
+    if (event->type == EventType::kDeleted) {
+      Unlink(event->key, attributes);
+      gone_uid = attributes.uid;
+    } else {
+      if (!attributes.uid.empty()) {
+        key_by_uid_[attributes.uid] = event->key;
+      }
+      for (const std::string& owner : attributes.owner_uids) {
+        dependents_[owner].insert(event->key);
+        if (!key_by_uid_.contains(owner)) {
+          missing_owners.push_back(owner);
+        }
+      }
+    }
+  }
+  // Never block the writer: the work itself runs on the background thread.
+  if (!gone_uid.empty()) {
+    impl_.ScheduleOwnerGone(gone_uid, std::chrono::milliseconds(0));
+  }
+  for (const std::string& owner : missing_owners) {
+    // An owner that does not exist (yet): check again shortly, as the collector verifies with a
+    // live lookup before it deletes.
+    impl_.ScheduleOwnerGone(owner, std::chrono::milliseconds(500));
+  }
+}
+
+std::vector<std::string> ApiServer::Impl::OwnerIndex::Dependents(
+    const std::string& owner_uid) const {
+  std::lock_guard lock(mu_);
+  auto it = dependents_.find(owner_uid);
+  if (it == dependents_.end()) {
+    return {};
+  }
+  return {it->second.begin(), it->second.end()};
+}
+
+bool ApiServer::Impl::OwnerIndex::Exists(const std::string& uid) const {
+  std::lock_guard lock(mu_);
+  return key_by_uid_.contains(uid);
+}
+
+std::vector<std::string> ApiServer::Impl::OwnerIndex::DanglingOwners() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> dangling;
+  for (const auto& [owner, deps] : dependents_) {
+    if (!key_by_uid_.contains(owner)) {
+      dangling.push_back(owner);
+    }
+  }
+  return dangling;
+}
+
+// --- helpers ---------------------------------------------------------------------------------
+
+std::string ApiServer::Impl::NewUid() {
+  std::array<std::uint8_t, 16> bytes{};
+  {
+    std::lock_guard lock(rng_mu);
+    for (std::size_t i = 0; i < bytes.size(); i += 8) {
+      std::uint64_t word = rng();
+      for (std::size_t j = 0; j < 8; ++j) {
+        bytes[i + j] = static_cast<std::uint8_t>(word >> (8 * j));
+      }
+    }
+  }
+  bytes[6] = static_cast<std::uint8_t>((bytes[6] & 0x0f) | 0x40);  // version 4
+  bytes[8] = static_cast<std::uint8_t>((bytes[8] & 0x3f) | 0x80);  // RFC 4122 variant
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string uid;
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) {
+      uid += '-';
+    }
+    uid += kHex[bytes[i] >> 4];
+    uid += kHex[bytes[i] & 0x0f];
+  }
+  return uid;
+}
+
+std::string ApiServer::Impl::RandomSuffix() {
+  // apimachinery's utilrand.String alphabet: no vowels, no easily confused characters.
+  static constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
+  std::string suffix;
+  std::lock_guard lock(rng_mu);
+  for (int i = 0; i < 5; ++i) {
+    suffix += kAlphabet[rng() % kAlphabet.size()];
+  }
+  return suffix;
+}
+
+ResourcePtr ApiServer::Impl::ResourceForKey(std::string_view key, std::string* namespace_,
+                                            std::string* name) const {
+  if (!key.starts_with(kRegistryPrefix)) {
+    return nullptr;
+  }
+  std::string_view rest = key.substr(kRegistryPrefix.size());
+  const std::size_t group_end = rest.find('/');
+  if (group_end == std::string_view::npos) {
+    return nullptr;
+  }
+  std::string_view group = rest.substr(0, group_end);
+  rest.remove_prefix(group_end + 1);
+  const std::size_t resource_end = rest.find('/');
+  if (resource_end == std::string_view::npos) {
+    return nullptr;
+  }
+  const std::string_view resource = rest.substr(0, resource_end);
+  rest.remove_prefix(resource_end + 1);
+  if (group == "core") {
+    group = "";
+  }
+  for (const ResourcePtr& info : registry.All()) {
+    if (info->group == group && info->resource == resource) {
+      if (info->namespaced) {
+        const std::size_t slash = rest.find('/');
+        if (slash == std::string_view::npos) {
+          return nullptr;
+        }
+        *namespace_ = std::string(rest.substr(0, slash));
+        *name = std::string(rest.substr(slash + 1));
+      } else {
+        namespace_->clear();
+        *name = std::string(rest);
+      }
+      return info;
+    }
+  }
+  return nullptr;
+}
+
+Storage::Render ApiServer::Impl::Renderer(const ResourceInfo& info, Json object) const {
+  return [&info, object = std::move(object)](std::int64_t revision) mutable -> Result<RecordPtr> {
+    object["metadata"]["resourceVersion"] = std::to_string(revision);
+    auto record = std::make_shared<ObjectRecord>();
+    record->json = DumpJson(object);
+    record->attributes = ComputeAttributes(info, object);
+    return RecordPtr(std::move(record));
+  };
+}
+
+Status ApiServer::Impl::CheckNamespace(const ResourceInfo& info,
+                                       std::string_view namespace_) const {
+  if (!info.namespaced) {
+    return Status::Ok();
+  }
+  ResourcePtr namespaces = registry.Find("", "v1", "namespaces");
+  Result<StoredObject> ns = storage->Get(namespaces->Key("", namespace_));
+  if (!ns.ok()) {
+    return NotFoundError("namespaces \"" + std::string(namespace_) + "\" not found");
+  }
+  Result<Json> parsed = ParseJson(ns->record->json, "namespace");
+  if (parsed.ok() && IsTerminating(*parsed)) {
+    return Status(StatusCode::kForbidden, "unable to create new content in namespace " +
+                                              std::string(namespace_) +
+                                              " because it is being terminated");
+  }
+  return Status::Ok();
+}
+
+Status ApiServer::Impl::AllocateServiceAddresses(Json& service, const Json* old) {
+  Json& spec = service["spec"];
+  const std::string type = StringOr(spec, "type", "ClusterIP");
+  if (old != nullptr) {
+    // Values the server allocated survive an update that does not mention them (kubectl apply and
+    // replace omit them), as kube-apiserver's PatchAllocatedValues does.
+    const Json* old_spec = ObjectField(*old, "spec");
+    if (old_spec != nullptr && type != "ExternalName") {
+      for (const char* key : {"clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"}) {
+        if ((!spec.contains(key) || spec[key].is_null() ||
+             (spec[key].is_string() && spec[key].get<std::string>().empty())) &&
+            old_spec->contains(key)) {
+          spec[key] = (*old_spec)[key];
+        }
+      }
+      const Json* old_ports = ArrayField(*old_spec, "ports");
+      Json* ports = ArrayField(spec, "ports");
+      if (old_ports != nullptr && ports != nullptr) {
+        for (Json& port : *ports) {
+          if (!port.is_object() || port.contains("nodePort")) {
+            continue;
+          }
+          for (const Json& old_port : *old_ports) {
+            if (old_port.is_object() && old_port.contains("nodePort") &&
+                old_port.value("port", Json()) == port.value("port", Json()) &&
+                old_port.value("protocol", Json("TCP")) == port.value("protocol", Json("TCP"))) {
+              port["nodePort"] = old_port["nodePort"];
+            }
+          }
+        }
+      }
+      return Status::Ok();
+    }
+  }
+  if (type == "ExternalName") {
+    return Status::Ok();
+  }
+  std::string policy = StringOr(spec, "ipFamilyPolicy", "SingleStack");
+  std::vector<std::string> families;
+  if (const Json* requested = ArrayField(spec, "ipFamilies")) {
+    for (const Json& family : *requested) {
+      if (family.is_string()) {
+        families.push_back(family.get<std::string>());
+      }
+    }
+  }
+  const std::string cluster_ip = StringOr(spec, "clusterIP");
+  if (families.empty()) {
+    const auto parsed = net::ParseIpSloppy(cluster_ip);
+    families.push_back(parsed && parsed->family == net::IpFamily::kIPv6 ? "IPv6" : "IPv4");
+  }
+  if (policy != "SingleStack" && families.size() == 1) {
+    families.push_back(families[0] == "IPv4" ? "IPv6" : "IPv4");
+  }
+  if (policy == "SingleStack" && families.size() > 1) {
+    families.resize(1);
+  }
+  spec["ipFamilyPolicy"] = policy;
+  spec["ipFamilies"] = families;
+  if (cluster_ip == "None") {
+    spec["clusterIPs"] = Json::array({"None"});
+  } else {
+    Json ips = Json::array();
+    for (std::size_t i = 0; i < families.size(); ++i) {
+      IpAllocator* allocator = families[i] == "IPv6" ? &*ipv6_allocator : &*ipv4_allocator;
+      std::string wanted;
+      if (i == 0) {
+        wanted = cluster_ip;
+      } else if (const Json* given = ArrayField(spec, "clusterIPs");
+                 given != nullptr && given->size() > i && (*given)[i].is_string()) {
+        wanted = (*given)[i].get<std::string>();
+      }
+      if (!wanted.empty()) {
+        if (Status status = allocator->AllocateSpecific(wanted); !status.ok()) {
+          FieldErrors errors;
+          errors.Invalid("spec.clusterIPs", Json::array({wanted}), status.message());
+          return errors.ToStatus("Service", StringOr(service["metadata"], "name"));
+        }
+        ips.push_back(wanted);
+      } else {
+        Result<std::string> ip = allocator->Allocate();
+        if (!ip.ok()) {
+          return InternalError("failed to allocate a serviceIP: " +
+                               std::string(ip.status().message()));
+        }
+        ips.push_back(*ip);
+      }
+    }
+    spec["clusterIP"] = ips[0];
+    spec["clusterIPs"] = ips;
+  }
+  if (type == "NodePort" || type == "LoadBalancer") {
+    if (Json* ports = ArrayField(spec, "ports")) {
+      for (Json& port : *ports) {
+        if (!port.is_object()) {
+          continue;
+        }
+        if (const auto wanted = IntField(port, "nodePort"); wanted && *wanted != 0) {
+          if (Status status = node_ports.AllocateSpecific(static_cast<int>(*wanted));
+              !status.ok()) {
+            FieldErrors errors;
+            errors.Invalid("spec.ports[].nodePort", port["nodePort"], status.message());
+            return errors.ToStatus("Service", StringOr(service["metadata"], "name"));
+          }
+        } else {
+          Result<int> allocated = node_ports.Allocate();
+          if (!allocated.ok()) {
+            return InternalError("failed to allocate a nodePort: range is full");
+          }
+          port["nodePort"] = *allocated;
+        }
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+void ApiServer::Impl::ReleaseServiceAddresses(const Json& service) {
+  const Json* spec = ObjectField(service, "spec");
+  if (spec == nullptr) {
+    return;
+  }
+  if (const Json* ips = ArrayField(*spec, "clusterIPs")) {
+    for (const Json& ip : *ips) {
+      if (ip.is_string()) {
+        ipv4_allocator->Release(ip.get<std::string>());
+        ipv6_allocator->Release(ip.get<std::string>());
+      }
+    }
+  }
+  if (const Json* ports = ArrayField(*spec, "ports")) {
+    for (const Json& port : *ports) {
+      if (const auto node_port = IntField(port, "nodePort")) {
+        node_ports.Release(static_cast<int>(*node_port));
+      }
+    }
+  }
+}
+
+// Common checks of a request body against the endpoint it was sent to.
+Status CheckTypeMeta(const ResourceInfo& info, Json& object) {
+  if (!object.is_object()) {
+    return BadRequestError("the body of the request must be a JSON object");
+  }
+  const std::string expected_api_version = info.GroupVersion();
+  if (const std::string* api_version = StringField(object, "apiVersion");
+      api_version != nullptr && !api_version->empty() && *api_version != expected_api_version) {
+    return BadRequestError("the API version in the data (" + *api_version +
+                           ") does not match the expected API version (" + expected_api_version +
+                           ")");
+  }
+  if (const std::string* kind = StringField(object, "kind");
+      kind != nullptr && !kind->empty() && *kind != info.kind) {
+    return BadRequestError("the kind in the data (" + *kind +
+                           ") does not match the expected kind (" + info.kind + ")");
+  }
+  object["apiVersion"] = expected_api_version;
+  object["kind"] = info.kind;
+  if (object.contains("metadata") && !object["metadata"].is_object() &&
+      !object["metadata"].is_null()) {
+    return BadRequestError("metadata: must be an object");
+  }
+  if (!object.contains("metadata") || object["metadata"].is_null()) {
+    object["metadata"] = Json::object();
+  }
+  return Status::Ok();
+}
+
+Status ApiServer::Impl::PrepareForCreate(const ResourceInfo& info, Json& object) {
+  Json& metadata = object["metadata"];
+  for (const char* dropped : {"uid", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink",
+                              "managedFields", "generation"}) {
+    metadata.erase(dropped);
+  }
+  metadata["uid"] = NewUid();
+  metadata["creationTimestamp"] = NowText();
+  if (TracksGeneration(info)) {
+    metadata["generation"] = 1;
+  }
+  if (info.has_status && !IsCoreResource(info, "nodes")) {
+    // Status is the controllers' to write, through the status subresource.
+    object.erase("status");
+  }
+  ApplyDefaults(info, object);
+  FieldErrors errors;
+  ValidateObjectMeta(info, object, /*is_create=*/true, errors);
+  ValidateKind(info, object, nullptr, errors);
+  const std::string shown_name = StringOr(metadata, "name", StringOr(metadata, "generateName"));
+  if (IsCrdResource(info)) {
+    Result<std::vector<ResourceInfo>> resources = ResourcesFromCrd(object);
+    if (!resources.ok()) {
+      return resources.status();
+    }
+    object["status"] = CrdEstablishedStatus(object, NowTimePoint());
+  }
+  SW_RETURN_IF_ERROR(errors.ToStatus(info.kind, shown_name));
+  if (IsCoreResource(info, "services")) {
+    SW_RETURN_IF_ERROR(AllocateServiceAddresses(object, nullptr));
+  }
+  return Status::Ok();
+}
+
+Status ApiServer::Impl::PrepareForUpdate(const ResourceInfo& info, const Json& old, Json& updated,
+                                         bool status_subresource) {
+  const Json& old_metadata = old["metadata"];
+  const std::string name = StringOr(old_metadata, "name");
+  Json& metadata = updated["metadata"];
+  if (const std::string* new_name = StringField(metadata, "name");
+      new_name != nullptr && !new_name->empty() && *new_name != name) {
+    return BadRequestError("the name of the object (" + *new_name +
+                           ") does not match the name on the URL (" + name + ")");
+  }
+  ApplyStatusSplit(info, status_subresource, old, updated);
+  Json& meta = updated["metadata"];
+  // Fields the client cannot change.
+  for (const char* kept : {"name", "namespace", "uid", "creationTimestamp", "deletionTimestamp",
+                           "deletionGracePeriodSeconds", "generation", "generateName"}) {
+    if (old_metadata.contains(kept)) {
+      meta[kept] = old_metadata[kept];
+    } else {
+      meta.erase(kept);
+    }
+  }
+  meta.erase("managedFields");
+  meta.erase("selfLink");
+  if (status_subresource) {
+    // A status update changes status only (ResetObjectMetaForStatus).
+    for (const char* kept : {"labels", "annotations", "finalizers", "ownerReferences"}) {
+      if (old_metadata.contains(kept)) {
+        meta[kept] = old_metadata[kept];
+      } else {
+        meta.erase(kept);
+      }
+    }
+  }
+  ApplyDefaults(info, updated);
+  if (IsCoreResource(info, "services")) {
+    SW_RETURN_IF_ERROR(AllocateServiceAddresses(updated, &old));
+  }
+  FieldErrors errors;
+  ValidateObjectMeta(info, updated, /*is_create=*/false, errors);
+  ValidateKind(info, updated, &old, errors);
+  if (IsTerminating(old)) {
+    // No new finalizers once deletion has started.
+    const Json* old_finalizers = ArrayField(old_metadata, "finalizers");
+    if (const Json* finalizers = ArrayField(meta, "finalizers")) {
+      for (const Json& finalizer : *finalizers) {
+        const bool existed = old_finalizers != nullptr &&
+                             std::find(old_finalizers->begin(), old_finalizers->end(), finalizer) !=
+                                 old_finalizers->end();
+        if (!existed) {
+          errors.Forbidden("metadata.finalizers",
+                           "no new finalizers can be added if the object is being deleted, found "
+                           "new finalizers []string{" +
+                               GoValue(finalizer) + "}");
+        }
+      }
+    }
+  }
+  SW_RETURN_IF_ERROR(errors.ToStatus(info.kind, name));
+  if (IsCrdResource(info)) {
+    Result<std::vector<ResourceInfo>> resources = ResourcesFromCrd(updated);
+    if (!resources.ok()) {
+      return resources.status();
+    }
+    if (!status_subresource) {
+      updated["status"] = CrdEstablishedStatus(updated, NowTimePoint());
+    }
+  }
+  if (TracksGeneration(info)) {
+    std::int64_t generation = IntField(old_metadata, "generation").value_or(1);
+    if (GenerationChanged(info, old, updated)) {
+      ++generation;
+    }
+    meta["generation"] = generation;
+  }
+  return Status::Ok();
+}
+
+Result<StoredObject> ApiServer::Impl::CreateObject(const ResourceInfo& info,
+                                                   const std::string& namespace_, Json object,
+                                                   bool dry_run) {
+  SW_RETURN_IF_ERROR(CheckTypeMeta(info, object));
+  Json& metadata = object["metadata"];
+  if (info.namespaced) {
+    if (const std::string* ns = StringField(metadata, "namespace");
+        ns != nullptr && !ns->empty() && *ns != namespace_) {
+      return BadRequestError(
+          "the namespace of the provided object does not match the namespace sent on the "
+          "request");
+    }
+    metadata["namespace"] = namespace_;
+  } else {
+    metadata.erase("namespace");
+  }
+  if (const std::string* rv = StringField(metadata, "resourceVersion"); rv && !rv->empty()) {
+    return BadRequestError("resourceVersion should not be set on objects to be created");
+  }
+  metadata.erase("resourceVersion");
+  SW_RETURN_IF_ERROR(CheckNamespace(info, namespace_));
+  SW_RETURN_IF_ERROR(PrepareForCreate(info, object));
+  const bool generated = StringOr(object["metadata"], "name").empty();
+  const std::string generate_name = StringOr(object["metadata"], "generateName");
+  for (int attempt = 0;; ++attempt) {
+    if (generated) {
+      object["metadata"]["name"] = generate_name + RandomSuffix();
+    }
+    const std::string name = object["metadata"]["name"].get<std::string>();
+    const std::string key = info.Key(namespace_, name);
+    if (dry_run) {
+      if (storage->Get(key).ok()) {
+        return AlreadyExists(info, name);
+      }
+      auto record = std::make_shared<ObjectRecord>();
+      record->json = DumpJson(object);
+      record->attributes = ComputeAttributes(info, object);
+      return StoredObject{std::move(record), 0, 0};
+    }
+    Result<std::int64_t> revision = storage->Create(key, Renderer(info, object));
+    if (revision.ok()) {
+      Result<StoredObject> stored = storage->Get(key);
+      if (stored.ok() && IsCrdResource(info)) {
+        Result<std::vector<ResourceInfo>> resources = ResourcesFromCrd(object);
+        if (resources.ok()) {
+          registry.SetCustom(name, std::move(resources).value());
+        }
+      }
+      return stored;
+    }
+    if (revision.status().code() == StatusCode::kAlreadyExists) {
+      if (generated && attempt + 1 < kMaxGenerateNameAttempts) {
+        continue;
+      }
+      if (IsCoreResource(info, "services")) {
+        ReleaseServiceAddresses(object);
+      }
+      return AlreadyExists(info, name);
+    }
+    if (IsCoreResource(info, "services")) {
+      ReleaseServiceAddresses(object);
+    }
+    return revision.status();
+  }
+}
+
+Result<StoredObject> ApiServer::Impl::UpdateObject(const ResourceInfo& info,
+                                                   const std::string& namespace_,
+                                                   const std::string& name, bool status_subresource,
+                                                   bool dry_run, const Mutation& mutate) {
+  const std::string key = info.Key(namespace_, name);
+  for (int attempt = 0; attempt < kMaxUpdateAttempts; ++attempt) {
+    Result<StoredObject> current = storage->Get(key);
+    if (!current.ok()) {
+      if (current.status().code() == StatusCode::kNotFound) {
+        return NotFound(info, name);
+      }
+      return current.status();
+    }
+    SW_ASSIGN_OR_RETURN(Json old, ParseJson(current->record->json, "stored object"));
+    SW_ASSIGN_OR_RETURN(Json updated, mutate(old));
+    SW_RETURN_IF_ERROR(CheckTypeMeta(info, updated));
+    const std::string current_rv = std::to_string(current->mod_revision);
+    const std::string client_rv = StringOr(updated["metadata"], "resourceVersion");
+    if (!client_rv.empty() && client_rv != current_rv) {
+      if (!ParseRevision(client_rv)) {
+        return BadRequestError("invalid resourceVersion \"" + client_rv + "\"");
+      }
+      return ConflictModified(info, name);
+    }
+    SW_RETURN_IF_ERROR(PrepareForUpdate(info, old, updated, status_subresource));
+    updated["metadata"]["resourceVersion"] = current_rv;
+    if (updated == old) {
+      return *current;  // nothing changed: no write, no new resourceVersion
+    }
+    if (dry_run) {
+      auto record = std::make_shared<ObjectRecord>();
+      record->json = DumpJson(updated);
+      record->attributes = ComputeAttributes(info, updated);
+      return StoredObject{std::move(record), current->create_revision, current->mod_revision};
+    }
+    if (IsTerminating(updated) && !HasAnyFinalizer(updated)) {
+      // The last finalizer is gone: the deletion completes.
+      Result<std::int64_t> removed =
+          storage->Delete(key, current->mod_revision, Renderer(info, updated));
+      if (!removed.ok() && removed.status().code() == StatusCode::kConflict && client_rv.empty()) {
+        continue;
+      }
+      if (!removed.ok()) {
+        return removed.status();
+      }
+      if (IsCoreResource(info, "services")) {
+        ReleaseServiceAddresses(updated);
+      }
+      auto record = std::make_shared<ObjectRecord>();
+      updated["metadata"]["resourceVersion"] = std::to_string(*removed);
+      record->json = DumpJson(updated);
+      record->attributes = ComputeAttributes(info, updated);
+      return StoredObject{std::move(record), current->create_revision, *removed};
+    }
+    Result<std::int64_t> revision =
+        storage->Update(key, current->mod_revision, Renderer(info, updated));
+    if (revision.ok()) {
+      if (IsCrdResource(info)) {
+        Result<std::vector<ResourceInfo>> resources = ResourcesFromCrd(updated);
+        if (resources.ok()) {
+          registry.SetCustom(name, std::move(resources).value());
+        }
+      }
+      Result<StoredObject> stored = storage->Get(key);
+      if (stored.ok() && stored->mod_revision == *revision) {
+        return stored;
+      }
+      auto record = std::make_shared<ObjectRecord>();
+      updated["metadata"]["resourceVersion"] = std::to_string(*revision);
+      record->json = DumpJson(updated);
+      record->attributes = ComputeAttributes(info, updated);
+      return StoredObject{std::move(record), current->create_revision, *revision};
+    }
+    if (revision.status().code() == StatusCode::kConflict && client_rv.empty()) {
+      continue;  // someone else wrote first: apply the change again on the new version
+    }
+    if (revision.status().code() == StatusCode::kConflict) {
+      return ConflictModified(info, name);
+    }
+    if (revision.status().code() == StatusCode::kNotFound) {
+      return NotFound(info, name);
+    }
+    return revision.status();
+  }
+  return ConflictModified(info, name);
+}
+
+Result<StoredObject> ApiServer::Impl::RemoveNow(const ResourceInfo& info, const std::string& key,
+                                                const StoredObject& current) {
+  SW_ASSIGN_OR_RETURN(Json object, ParseJson(current.record->json, "stored object"));
+  Result<std::int64_t> removed = storage->Delete(key, current.mod_revision, Renderer(info, object));
+  if (!removed.ok()) {
+    return removed.status();
+  }
+  if (IsCoreResource(info, "services")) {
+    ReleaseServiceAddresses(object);
+  }
+  object["metadata"]["resourceVersion"] = std::to_string(*removed);
+  auto record = std::make_shared<ObjectRecord>();
+  record->json = DumpJson(object);
+  record->attributes = ComputeAttributes(info, object);
+  return StoredObject{std::move(record), current.create_revision, *removed};
+}
+
+Result<StoredObject> ApiServer::Impl::DeleteObject(const ResourceInfo& info,
+                                                   const std::string& namespace_,
+                                                   const std::string& name,
+                                                   const DeleteOptions& delete_options) {
+  const std::string key = info.Key(namespace_, name);
+  for (int attempt = 0; attempt < kMaxUpdateAttempts; ++attempt) {
+    Result<StoredObject> current = storage->Get(key);
+    if (!current.ok()) {
+      return current.status().code() == StatusCode::kNotFound ? NotFound(info, name)
+                                                              : current.status();
+    }
+    SW_ASSIGN_OR_RETURN(Json object, ParseJson(current->record->json, "stored object"));
+    const Json& metadata = object["metadata"];
+    const std::string uid = StringOr(metadata, "uid");
+    if (!delete_options.precondition_uid.empty() && delete_options.precondition_uid != uid) {
+      return ConflictError("Precondition failed: UID in precondition: " +
+                           delete_options.precondition_uid + ", UID in object meta: " + uid);
+    }
+    if (!delete_options.precondition_resource_version.empty() &&
+        delete_options.precondition_resource_version != std::to_string(current->mod_revision)) {
+      return ConflictError("Precondition failed: ResourceVersion in precondition: " +
+                           delete_options.precondition_resource_version +
+                           ", ResourceVersion in meta: " + std::to_string(current->mod_revision));
+    }
+    if (delete_options.dry_run) {
+      return *current;
+    }
+
+    Json updated = object;
+    bool needs_update = false;
+    std::string policy_finalizer;
+    const bool namespace_object = IsCoreResource(info, "namespaces");
+    if (namespace_object) {
+      if (!IsTerminating(updated)) {
+        updated["metadata"]["deletionTimestamp"] = NowText();
+        updated["metadata"]["deletionGracePeriodSeconds"] = 0;
+        updated["status"]["phase"] = "Terminating";
+        needs_update = true;
+      }
+    } else {
+      std::string policy = delete_options.propagation_policy;
+      if (policy == "Orphan") {
+        policy_finalizer = kFinalizerOrphan;
+      } else if (policy == "Foreground") {
+        policy_finalizer = kFinalizerForeground;
+      }
+      if (!policy_finalizer.empty() && !IsTerminating(updated) &&
+          !owner_index->Dependents(uid).empty()) {
+        AddFinalizer(updated, policy_finalizer);
+        needs_update = true;
+      } else {
+        policy_finalizer.clear();
+      }
+      if (IsCoreResource(info, "pods")) {
+        const Json* spec = ObjectField(object, "spec");
+        const std::string phase = StringOr(object.value("status", Json::object()), "phase");
+        const bool scheduled = spec != nullptr && !StringOr(*spec, "nodeName").empty();
+        std::int64_t grace = delete_options.grace_period_seconds.value_or(
+            spec ? IntField(*spec, "terminationGracePeriodSeconds").value_or(30) : 30);
+        if (grace < 0) {
+          grace = 0;
+        }
+        if (!scheduled || phase == "Succeeded" || phase == "Failed") {
+          grace = 0;
+        }
+        const auto old_grace = IntField(metadata, "deletionGracePeriodSeconds");
+        if (grace > 0 && (!old_grace || grace < *old_grace)) {
+          const model::Time deadline{Now().unix_nanos + grace * 1'000'000'000};
+          updated["metadata"]["deletionTimestamp"] = model::FormatRfc3339(deadline);
+          updated["metadata"]["deletionGracePeriodSeconds"] = grace;
+          needs_update = true;
+        } else if (grace == 0 && old_grace && *old_grace > 0 && HasAnyFinalizer(updated)) {
+          updated["metadata"]["deletionGracePeriodSeconds"] = 0;
+          needs_update = true;
+        }
+        if (grace > 0 || (old_grace && *old_grace > 0 && grace != 0)) {
+          // Terminating gracefully: stored with its deadline; the grace period's end removes it.
+          if (!needs_update) {
+            return *current;
+          }
+          Result<std::int64_t> revision =
+              storage->Update(key, current->mod_revision, Renderer(info, updated));
+          if (!revision.ok() && revision.status().code() == StatusCode::kConflict) {
+            continue;
+          }
+          if (!revision.ok()) {
+            return revision.status();
+          }
+          SchedulePodDeadline(key, updated);
+          return storage->Get(key);
+        }
+      }
+      if (HasAnyFinalizer(updated) && !IsTerminating(updated)) {
+        updated["metadata"]["deletionTimestamp"] = NowText();
+        updated["metadata"]["deletionGracePeriodSeconds"] = 0;
+        needs_update = true;
+      }
+    }
+
+    if (needs_update) {
+      Result<std::int64_t> revision =
+          storage->Update(key, current->mod_revision, Renderer(info, updated));
+      if (!revision.ok() && revision.status().code() == StatusCode::kConflict) {
+        continue;
+      }
+      if (!revision.ok()) {
+        return revision.status();
+      }
+      if (namespace_object) {
+        background.Schedule([this, name] { ProcessNamespace(name); });
+      } else if (!policy_finalizer.empty()) {
+        background.Schedule(
+            [this, key, policy_finalizer] { ProcessDeletingOwner(key, policy_finalizer); });
+      }
+      return storage->Get(key);
+    }
+    if (HasAnyFinalizer(updated)) {
+      return *current;  // already terminating: waits for its finalizers
+    }
+    if (IsCrdResource(info)) {
+      // The CRD's objects go with it.
+      Result<std::vector<ResourceInfo>> resources = ResourcesFromCrd(object);
+      if (resources.ok()) {
+        std::set<std::string> prefixes;
+        for (const ResourceInfo& custom : *resources) {
+          prefixes.insert(custom.KeyPrefix());
+        }
+        for (const std::string& prefix : prefixes) {
+          ListOptions list_options;
+          list_options.prefix = prefix;
+          Result<ListResult> items = storage->List(list_options);
+          if (!items.ok()) {
+            continue;
+          }
+          ResourcePtr custom_info = registry.Find(
+              resources->front().group, resources->front().version, resources->front().resource);
+          for (const StoredObject& item : items->items) {
+            Result<Json> parsed = ParseJson(item.record->json, "custom resource");
+            if (custom_info != nullptr && parsed.ok()) {
+              (void)storage->Delete(custom_info->Key(StringOr((*parsed)["metadata"], "namespace"),
+                                                     StringOr((*parsed)["metadata"], "name")),
+                                    item.mod_revision, Renderer(*custom_info, *parsed));
+            }
+          }
+        }
+      }
+      registry.RemoveCustom(name);
+    }
+    Result<StoredObject> removed = RemoveNow(info, key, *current);
+    if (!removed.ok() && removed.status().code() == StatusCode::kConflict) {
+      continue;
+    }
+    return removed;
+  }
+  return ConflictModified(info, name);
+}
+
+// --- background work -------------------------------------------------------------------------
+
+void ApiServer::Impl::ScheduleOwnerGone(const std::string& uid, std::chrono::milliseconds delay) {
+  background.Schedule([this, uid] { ProcessOwnerGone(uid); }, delay);
+}
+
+void ApiServer::Impl::ProcessOwnerGone(const std::string& uid) {
+  if (owner_index->Exists(uid)) {
+    return;
+  }
+  for (const std::string& key : owner_index->Dependents(uid)) {
+    std::string namespace_;
+    std::string name;
+    ResourcePtr info = ResourceForKey(key, &namespace_, &name);
+    if (info == nullptr) {
+      continue;
+    }
+    Result<StoredObject> current = storage->Get(key);
+    if (!current.ok()) {
+      continue;
+    }
+    bool any_owner_left = false;
+    for (const std::string& owner : current->record->attributes.owner_uids) {
+      any_owner_left = any_owner_left || owner_index->Exists(owner);
+    }
+    if (!any_owner_left) {
+      DeleteOptions options;
+      options.propagation_policy = "Background";
+      options.precondition_uid = current->record->attributes.uid;
+      (void)DeleteObject(*info, namespace_, name, options);
+      continue;
+    }
+    // Other owners remain: only the dangling reference goes.
+    (void)UpdateObject(*info, namespace_, name, false, false,
+                       [&uid](const Json& object) -> Result<Json> {
+                         Json updated = object;
+                         Json* owners = ArrayField(updated["metadata"], "ownerReferences");
+                         if (owners != nullptr) {
+                           Json kept = Json::array();
+                           for (const Json& owner : *owners) {
+                             if (StringOr(owner, "uid") != uid) {
+                               kept.push_back(owner);
+                             }
+                           }
+                           *owners = std::move(kept);
+                         }
+                         return updated;
+                       });
+  }
+}
+
+void ApiServer::Impl::ProcessDeletingOwner(const std::string& key,
+                                           std::string_view policy_finalizer) {
+  std::string namespace_;
+  std::string name;
+  ResourcePtr info = ResourceForKey(key, &namespace_, &name);
+  if (info == nullptr) {
+    return;
+  }
+  Result<StoredObject> current = storage->Get(key);
+  if (!current.ok()) {
+    return;
+  }
+  const std::string uid = current->record->attributes.uid;
+  const std::vector<std::string> dependents = owner_index->Dependents(uid);
+  if (policy_finalizer == kFinalizerForeground && !dependents.empty()) {
+    for (const std::string& dependent_key : dependents) {
+      std::string dep_ns;
+      std::string dep_name;
+      ResourcePtr dep_info = ResourceForKey(dependent_key, &dep_ns, &dep_name);
+      if (dep_info != nullptr) {
+        DeleteOptions options;
+        options.propagation_policy = "Foreground";
+        (void)DeleteObject(*dep_info, dep_ns, dep_name, options);
+      }
+    }
+    // Wait for the dependents to go before the owner does.
+    const std::string finalizer(policy_finalizer);
+    background.Schedule([this, key, finalizer] { ProcessDeletingOwner(key, finalizer); },
+                        std::chrono::milliseconds(200));
+    return;
+  }
+  if (policy_finalizer == kFinalizerOrphan) {
+    for (const std::string& dependent_key : dependents) {
+      std::string dep_ns;
+      std::string dep_name;
+      ResourcePtr dep_info = ResourceForKey(dependent_key, &dep_ns, &dep_name);
+      if (dep_info == nullptr) {
+        continue;
+      }
+      (void)UpdateObject(*dep_info, dep_ns, dep_name, false, false,
+                         [&uid](const Json& object) -> Result<Json> {
+                           Json updated = object;
+                           Json* owners = ArrayField(updated["metadata"], "ownerReferences");
+                           if (owners != nullptr) {
+                             Json kept = Json::array();
+                             for (const Json& owner : *owners) {
+                               if (StringOr(owner, "uid") != uid) {
+                                 kept.push_back(owner);
+                               }
+                             }
+                             if (kept.empty()) {
+                               updated["metadata"].erase("ownerReferences");
+                             } else {
+                               *owners = std::move(kept);
+                             }
+                           }
+                           return updated;
+                         });
+    }
+  }
+  const std::string finalizer(policy_finalizer);
+  (void)UpdateObject(*info, namespace_, name, false, false,
+                     [&finalizer](const Json& object) -> Result<Json> {
+                       Json updated = object;
+                       RemoveFinalizer(updated, finalizer);
+                       return updated;
+                     });
+}
+
+void ApiServer::Impl::ProcessNamespace(const std::string& name) {
+  ResourcePtr namespaces = registry.Find("", "v1", "namespaces");
+  Result<StoredObject> current = storage->Get(namespaces->Key("", name));
+  if (!current.ok()) {
+    return;
+  }
+  Result<Json> ns = ParseJson(current->record->json, "namespace");
+  if (!ns.ok() || !IsTerminating(*ns)) {
+    return;
+  }
+  bool remaining = false;
+  std::set<std::string> seen_prefixes;
+  for (const ResourcePtr& info : registry.All()) {
+    if (!info->namespaced || !seen_prefixes.insert(info->KeyPrefix()).second) {
+      continue;
+    }
+    ListOptions options;
+    options.prefix = info->KeyPrefix() + name + "/";
+    Result<ListResult> items = storage->List(options);
+    if (!items.ok()) {
+      remaining = true;
+      continue;
+    }
+    for (const StoredObject& item : items->items) {
+      remaining = true;
+      Result<Json> parsed = ParseJson(item.record->json, "object");
+      if (!parsed.ok()) {
+        continue;
+      }
+      DeleteOptions delete_options;
+      delete_options.grace_period_seconds = 0;
+      delete_options.propagation_policy = "Background";
+      (void)DeleteObject(*info, name, StringOr((*parsed)["metadata"], "name"), delete_options);
+    }
+  }
+  if (remaining) {
+    // Objects with finalizers may take a while; look again.
+    background.Schedule([this, name] { ProcessNamespace(name); }, std::chrono::milliseconds(500));
+    return;
+  }
+  Result<StoredObject> finalized =
+      UpdateObject(*namespaces, "", name, false, false, [](const Json& object) -> Result<Json> {
+        Json updated = object;
+        if (Json* spec = ObjectField(updated, "spec")) {
+          if (Json* finalizers = ArrayField(*spec, "finalizers")) {
+            Json kept = Json::array();
+            for (const Json& f : *finalizers) {
+              if (!(f.is_string() && f.get<std::string>() == kNamespaceFinalizer)) {
+                kept.push_back(f);
+              }
+            }
+            *finalizers = std::move(kept);
+          }
+        }
+        return updated;
+      });
+  if (!finalized.ok()) {
+    background.Schedule([this, name] { ProcessNamespace(name); }, std::chrono::seconds(1));
+    return;
+  }
+  Result<Json> finalized_json = ParseJson(finalized->record->json, "namespace");
+  const Json* spec = finalized_json.ok() ? ObjectField(*finalized_json, "spec") : nullptr;
+  const Json* spec_finalizers = spec ? ArrayField(*spec, "finalizers") : nullptr;
+  if ((spec_finalizers == nullptr || spec_finalizers->empty()) && finalized_json.ok() &&
+      !HasAnyFinalizer(*finalized_json)) {
+    Result<StoredObject> latest = storage->Get(namespaces->Key("", name));
+    if (latest.ok()) {
+      (void)RemoveNow(*namespaces, namespaces->Key("", name), *latest);
+    }
+  }
+}
+
+void ApiServer::Impl::SchedulePodDeadline(const std::string& key, const Json& pod) {
+  const Json* metadata = Metadata(pod);
+  const std::string* deadline_text =
+      metadata ? StringField(*metadata, "deletionTimestamp") : nullptr;
+  if (deadline_text == nullptr) {
+    return;
+  }
+  const auto deadline = model::ParseRfc3339(*deadline_text);
+  const std::int64_t now = Now().unix_nanos;
+  std::int64_t wait_nanos = deadline ? deadline->unix_nanos - now : 0;
+  if (wait_nanos < 0) {
+    wait_nanos = 0;
+  }
+  const std::string uid = StringOr(*metadata, "uid");
+  background.Schedule([this, key, uid] { ProcessPodDeadline(key, uid); },
+                      std::chrono::nanoseconds(wait_nanos));
+}
+
+void ApiServer::Impl::ProcessPodDeadline(const std::string& key, const std::string& uid) {
+  std::string namespace_;
+  std::string name;
+  ResourcePtr info = ResourceForKey(key, &namespace_, &name);
+  if (info == nullptr) {
+    return;
+  }
+  Result<StoredObject> current = storage->Get(key);
+  if (!current.ok() || current->record->attributes.uid != uid) {
+    return;
+  }
+  Result<Json> pod = ParseJson(current->record->json, "pod");
+  if (!pod.ok() || !IsTerminating(*pod)) {
+    return;
+  }
+  const auto deadline = model::ParseRfc3339(StringOr((*pod)["metadata"], "deletionTimestamp"));
+  if (deadline && deadline->unix_nanos > Now().unix_nanos) {
+    SchedulePodDeadline(key, *pod);  // the deadline moved later: wait for it
+    return;
+  }
+  // What the kubelet does once the containers stopped: delete with no grace left.
+  DeleteOptions options;
+  options.grace_period_seconds = 0;
+  options.precondition_uid = uid;
+  if (HasAnyFinalizer(*pod)) {
+    return;  // the finalizers' owners finish the deletion
+  }
+  (void)RemoveNow(*info, key, *current);
+}
+
+void ApiServer::Impl::ScheduleStartupWork() {
+  for (const std::string& uid : owner_index->DanglingOwners()) {
+    ScheduleOwnerGone(uid, std::chrono::milliseconds(0));
+  }
+  std::set<std::string> seen_prefixes;
+  for (const ResourcePtr& info : registry.All()) {
+    if (!seen_prefixes.insert(info->KeyPrefix()).second) {
+      continue;
+    }
+    ListOptions options;
+    options.prefix = info->KeyPrefix();
+    Result<ListResult> items = storage->List(options);
+    if (!items.ok()) {
+      continue;
+    }
+    for (const StoredObject& item : items->items) {
+      if (item.record->json.find("\"deletionTimestamp\"") == std::string::npos) {
+        continue;
+      }
+      Result<Json> parsed = ParseJson(item.record->json, "object");
+      if (!parsed.ok() || !IsTerminating(*parsed)) {
+        continue;
+      }
+      const std::string name = StringOr((*parsed)["metadata"], "name");
+      const std::string key = info->Key(StringOr((*parsed)["metadata"], "namespace"), name);
+      if (IsCoreResource(*info, "namespaces")) {
+        background.Schedule([this, name] { ProcessNamespace(name); });
+      } else if (IsCoreResource(*info, "pods")) {
+        SchedulePodDeadline(key, *parsed);
+      }
+      for (std::string_view finalizer : {kFinalizerForeground, kFinalizerOrphan}) {
+        if (HasFinalizer(*parsed, finalizer)) {
+          const std::string f(finalizer);
+          background.Schedule([this, key, f] { ProcessDeletingOwner(key, f); });
+        }
+      }
+    }
+  }
+}
+
+}  // namespace slicewright::apiserver
+
+namespace slicewright::apiserver {
+namespace {
+
+bool WantsTable(const HttpRequest& request) { return AcceptsTable(request.Header("accept")); }
+
+Result<bool> DryRun(const HttpRequest& request) {
+  bool dry_run = false;
+  for (const auto& [name, value] : request.query) {
+    if (name != "dryRun") {
+      continue;
+    }
+    if (value != "All") {
+      return BadRequestError("Invalid dry run value \"" + value + "\": only \"All\" is supported");
+    }
+    dry_run = true;
+  }
+  return dry_run;
+}
+
+std::string ListPrefix(const ResourceInfo& info, const std::string& namespace_) {
+  return namespace_.empty() ? info.KeyPrefix() : info.KeyPrefix() + namespace_ + "/";
+}
+
+// The storage key of a stored object, from its attributes (name first, then namespace).
+std::string KeyOf(const ResourceInfo& info, const ObjectAttributes& attributes) {
+  std::string_view name;
+  std::string_view namespace_;
+  for (const auto& [field, value] : attributes.fields) {
+    if (field == "metadata.name") {
+      name = value;
+    } else if (field == "metadata.namespace") {
+      namespace_ = value;
+    }
+  }
+  return info.Key(namespace_, name);
+}
+
+std::string EncodeContinue(std::int64_t revision, const std::string& key) {
+  Json token = {{"v", "meta.k8s.io/v1"}, {"rv", revision}, {"start", key}};
+  return Base64Encode(DumpJson(token));
+}
+
+constexpr std::string_view kContinueTooOld =
+    "The provided continue parameter is too old to display a consistent list result. You can "
+    "start a new list without the continue parameter, or use the continue token in this response "
+    "to retrieve the remainder of the results. Continuing with the provided token results in an "
+    "inconsistent list - objects that were created, modified, or deleted between the time the "
+    "first chunk was returned and now may show up in the list.";
+
+}  // namespace
+
+Result<ObjectFilter> ApiServer::Impl::FilterFromRequest(const HttpRequest& request,
+                                                        const ResourceInfo& info) {
+  ObjectFilter filter;
+  if (request.HasQuery("labelSelector")) {
+    Result<labels::Selector> selector = labels::Selector::Parse(request.Query("labelSelector"));
+    if (!selector.ok()) {
+      return BadRequestError(std::string(selector.status().message()));
+    }
+    filter.label_selector = std::move(selector).value();
+  }
+  if (request.HasQuery("fieldSelector")) {
+    SW_ASSIGN_OR_RETURN(filter.fields,
+                        ParseFieldSelector(request.Query("fieldSelector"), info.selectable_fields));
+  }
+  return filter;
+}
+
+HttpResponse ApiServer::Impl::ObjectResponse(const HttpRequest& request, const ResourceInfo& info,
+                                             int status, const std::string& json) {
+  if (WantsTable(request)) {
+    Result<Json> parsed = ParseJson(json, "object");
+    Result<IncludeObject> include = ParseIncludeObject(request.Query("includeObject"));
+    if (parsed.ok() && include.ok()) {
+      std::vector<const Json*> objects = {&*parsed};
+      const std::string rv = StringOr((*parsed)["metadata"], "resourceVersion");
+      HttpResponse response =
+          JsonResponse(status, DumpJson(ToTable(info, objects, rv, "", *include, NowTimePoint())));
+      response.content_type = std::string(TableContentType());
+      return response;
+    }
+  }
+  return JsonResponse(status, json);
+}
+
+HttpResponse ApiServer::Impl::Handle(HttpRequest& request) {
+  const std::string& path = request.path;
+  if (path == "/healthz" || path == "/livez" || path == "/readyz" ||
+      path.starts_with("/healthz/") || path.starts_with("/livez/") ||
+      path.starts_with("/readyz/")) {
+    return TextResponse(200, "ok");
+  }
+  if (path == "/version" || path == "/version/") {
+    return JsonResponse(200, DumpJson(VersionDocument()));
+  }
+  if (path == "/openapi/v3" || path == "/openapi/v3/") {
+    HttpResponse response = JsonResponse(200, DumpJson(OpenApiV3Index(registry)));
+    response.headers.emplace_back("Cache-Control", "no-cache, private");
+    return response;
+  }
+  if (path.starts_with("/openapi/v3/")) {
+    Result<Json> document = OpenApiV3Document(registry, path.substr(12));
+    if (!document.ok()) {
+      return StatusResponse(NotFoundError("the server could not find the requested resource"));
+    }
+    const std::string hash = OpenApiV3Hash(*document);
+    if (request.HasQuery("hash") && request.Query("hash") != hash) {
+      HttpResponse moved = JsonResponse(301, "");
+      moved.headers.emplace_back("Location", path + "?hash=" + hash);
+      return moved;
+    }
+    HttpResponse response = JsonResponse(200, DumpJson(*document));
+    response.headers.emplace_back(
+        "Cache-Control", request.HasQuery("hash") ? "public, immutable" : "no-cache, private");
+    response.headers.emplace_back("Etag", "\"" + hash + "\"");
+    return response;
+  }
+  const RequestInfo info = ParseRequestInfo(request.method, path, request.Query("watch"));
+  if (!info.is_resource_request) {
+    if (info.discovery_depth >= 0 && (request.method == "GET" || request.method == "HEAD")) {
+      return HandleDiscovery(request, info);
+    }
+    return StatusResponse(NotFoundError("the server could not find the requested resource"));
+  }
+  return HandleResource(request, info);
+}
+
+HttpResponse ApiServer::Impl::HandleDiscovery(HttpRequest& request, const RequestInfo& info) {
+  const std::string_view accept = request.Header("accept");
+  const Status not_found = NotFoundError("the server could not find the requested resource");
+  if (info.discovery_depth == 0) {
+    const DiscoveryFormat format = NegotiateDiscovery(accept);
+    const bool core = info.api_prefix == "api";
+    HttpResponse response;
+    if (format == DiscoveryFormat::kLegacy) {
+      response = JsonResponse(200, DumpJson(core ? CoreApiVersions() : ApiGroupList(registry)));
+    } else {
+      response = JsonResponse(200, DumpJson(AggregatedDiscovery(registry, core, format)));
+      response.content_type = std::string(DiscoveryContentType(format));
+    }
+    return response;
+  }
+  if (info.api_prefix == "apis" && info.discovery_depth == 1) {
+    Result<Json> group = ApiGroupDocument(registry, info.group);
+    return group.ok() ? JsonResponse(200, DumpJson(*group)) : StatusResponse(not_found);
+  }
+  Result<Json> resources = ApiResourceList(registry, info.group, info.version);
+  return resources.ok() ? JsonResponse(200, DumpJson(*resources)) : StatusResponse(not_found);
+}
+
+HttpResponse ApiServer::Impl::HandleResource(HttpRequest& request, const RequestInfo& ri) {
+  ResourcePtr info = registry.Find(ri.group, ri.version, ri.resource);
+  const Status not_found = NotFoundError("the server could not find the requested resource");
+  if (info == nullptr || (!info->namespaced && !ri.namespace_.empty())) {
+    return StatusResponse(not_found);
+  }
+  const bool namespace_finalize =
+      IsCoreResource(*info, "namespaces") && ri.subresource == "finalize";
+  if (!ri.subresource.empty() && !(ri.subresource == "status" && info->has_status) &&
+      !namespace_finalize) {
+    return StatusResponse(not_found);
+  }
+  const bool needs_namespace =
+      info->namespaced && (ri.verb == "get" || ri.verb == "create" || ri.verb == "update" ||
+                           ri.verb == "patch" || ri.verb == "delete");
+  if (needs_namespace && ri.namespace_.empty()) {
+    return StatusResponse(
+        Status(StatusCode::kMethodNotAllowed,
+               "the server does not allow this method on the requested resource"));
+  }
+  if (!ri.subresource.empty() && ri.verb != "get" && ri.verb != "update" && ri.verb != "patch") {
+    return StatusResponse(
+        Status(StatusCode::kMethodNotAllowed,
+               "the server does not allow this method on the requested resource"));
+  }
+  if (ri.verb == "get") {
+    return HandleGet(request, *info, ri);
+  }
+  if (ri.verb == "list") {
+    return HandleList(request, *info, ri);
+  }
+  if (ri.verb == "watch") {
+    return HandleWatch(request, *info, ri);
+  }
+  if (ri.verb == "create") {
+    return HandleCreate(request, *info, ri);
+  }
+  if (ri.verb == "update") {
+    return HandleUpdate(request, *info, ri);
+  }
+  if (ri.verb == "patch") {
+    return HandlePatch(request, *info, ri);
+  }
+  if (ri.verb == "delete") {
+    return HandleDelete(request, *info, ri);
+  }
+  if (ri.verb == "deletecollection") {
+    return HandleDeleteCollection(request, *info, ri);
+  }
+  return StatusResponse(Status(StatusCode::kMethodNotAllowed,
+                               "the server does not allow this method on the requested resource"));
+}
+
+HttpResponse ApiServer::Impl::HandleGet(HttpRequest& request, const ResourceInfo& info,
+                                        const RequestInfo& ri) {
+  const StatusDetails details{ri.name, info.group, info.resource};
+  Result<StoredObject> stored = storage->Get(info.Key(ri.namespace_, ri.name));
+  if (!stored.ok()) {
+    return StatusResponse(
+        stored.status().code() == StatusCode::kNotFound ? NotFound(info, ri.name) : stored.status(),
+        details);
+  }
+  return ObjectResponse(request, info, 200, stored->record->json);
+}
+
+HttpResponse ApiServer::Impl::HandleList(HttpRequest& request, const ResourceInfo& info,
+                                         const RequestInfo& ri) {
+  Result<ObjectFilter> filter = FilterFromRequest(request, info);
+  if (!filter.ok()) {
+    return StatusResponse(filter.status());
+  }
+  std::int64_t limit = 0;
+  if (request.HasQuery("limit")) {
+    const auto parsed = ParseRevision(request.Query("limit"));
+    if (!parsed) {
+      return StatusResponse(
+          BadRequestError("invalid limit \"" + std::string(request.Query("limit")) + "\""));
+    }
+    limit = *parsed;
+  }
+  const std::string prefix = ListPrefix(info, ri.namespace_);
+  const std::string_view rv_text = request.Query("resourceVersion");
+  const std::string_view rv_match = request.Query("resourceVersionMatch");
+  std::int64_t snapshot = 0;
+  std::string start_after;
+  const bool continuing = !request.Query("continue").empty();
+  if (continuing) {
+    if (!rv_text.empty() && rv_text != "0") {
+      return StatusResponse(
+          BadRequestError("specifying resource version is not allowed when using continue"));
+    }
+    const auto decoded = Base64Decode(request.Query("continue"));
+    Result<Json> token =
+        decoded ? ParseJson(*decoded, "continue") : Result<Json>(BadRequestError(""));
+    if (!token.ok() || !token->is_object() || !IntField(*token, "rv") ||
+        !StringOr(*token, "start").starts_with(prefix)) {
+      return StatusResponse(BadRequestError("continue key is not valid"));
+    }
+    snapshot = *IntField(*token, "rv");
+    start_after = StringOr(*token, "start");
+  } else if (!rv_match.empty() && rv_match != "Exact" && rv_match != "NotOlderThan") {
+    return StatusResponse(InvalidError("resourceVersionMatch: Unsupported value: \"" +
+                                       std::string(rv_match) +
+                                       "\": supported values: \"Exact\", \"NotOlderThan\""));
+  } else if (!rv_text.empty()) {
+    const auto revision = ParseRevision(rv_text);
+    if (!revision) {
+      return StatusResponse(
+          BadRequestError("invalid resourceVersion \"" + std::string(rv_text) + "\""));
+    }
+    if (rv_match == "Exact") {
+      snapshot = *revision;
+    } else if (*revision > storage->CurrentRevision()) {
+      return StatusResponse(Status(StatusCode::kTimeout,
+                                   "Too large resource version: " + std::string(rv_text) +
+                                       ", current: " + std::to_string(storage->CurrentRevision())));
+    }
+  }
+
+  std::vector<StoredObject> items;
+  std::string continue_token;
+  for (;;) {
+    ListOptions options;
+    options.prefix = prefix;
+    options.start_after = start_after;
+    options.revision = snapshot;
+    if (limit > 0) {
+      options.limit = std::max<std::int64_t>(limit - static_cast<std::int64_t>(items.size()), 0);
+      if (!filter->Empty()) {
+        options.limit = std::max<std::int64_t>(options.limit, 500);
+      }
+    }
+    Result<ListResult> page = storage->List(options);
+    if (!page.ok()) {
+      if (page.status().code() == StatusCode::kExpired && continuing) {
+        return StatusResponse(Status(StatusCode::kExpired, std::string(kContinueTooOld)));
+      }
+      return StatusResponse(page.status());
+    }
+    snapshot = page->revision;
+    bool stopped_early = false;
+    for (std::size_t i = 0; i < page->items.size(); ++i) {
+      const StoredObject& item = page->items[i];
+      start_after = KeyOf(info, item.record->attributes);
+      if (!filter->Matches(item.record->attributes)) {
+        continue;
+      }
+      items.push_back(item);
+      if (limit > 0 && static_cast<std::int64_t>(items.size()) == limit) {
+        stopped_early = i + 1 < page->items.size() || page->more;
+        break;
+      }
+    }
+    if (limit > 0 && static_cast<std::int64_t>(items.size()) == limit) {
+      if (stopped_early) {
+        continue_token = EncodeContinue(snapshot, start_after);
+      }
+      break;
+    }
+    if (!page->more) {
+      break;
+    }
+  }
+
+  const std::string rv = std::to_string(snapshot);
+  if (WantsTable(request)) {
+    Result<IncludeObject> include = ParseIncludeObject(request.Query("includeObject"));
+    if (!include.ok()) {
+      return StatusResponse(include.status());
+    }
+    std::vector<Json> parsed;
+    parsed.reserve(items.size());
+    for (const StoredObject& item : items) {
+      Result<Json> object = ParseJson(item.record->json, "object");
+      if (object.ok()) {
+        parsed.push_back(std::move(object).value());
+      }
+    }
+    std::vector<const Json*> pointers;
+    for (const Json& object : parsed) {
+      pointers.push_back(&object);
+    }
+    HttpResponse response = JsonResponse(
+        200, DumpJson(ToTable(info, pointers, rv, continue_token, *include, NowTimePoint())));
+    response.content_type = std::string(TableContentType());
+    return response;
+  }
+  std::size_t size = 128;
+  for (const StoredObject& item : items) {
+    size += item.record->json.size() + 1;
+  }
+  std::string body;
+  body.reserve(size);
+  body += R"({"kind":")" + info.list_kind + R"(","apiVersion":")" + info.GroupVersion() +
+          R"(","metadata":{"resourceVersion":")" + rv + "\"";
+  if (!continue_token.empty()) {
+    body += R"(,"continue":")" + continue_token + "\"";
+  }
+  body += R"(},"items":[)";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) {
+      body += ',';
+    }
+    body += items[i].record->json;
+  }
+  body += "]}";
+  return JsonResponse(200, std::move(body));
+}
+
+HttpResponse ApiServer::Impl::HandleWatch(HttpRequest& request, const ResourceInfo& info,
+                                          const RequestInfo& ri) {
+  Result<ObjectFilter> filter = FilterFromRequest(request, info);
+  if (!filter.ok()) {
+    return StatusResponse(filter.status());
+  }
+  WatchStream::Options options;
+  options.filter = std::move(filter).value();
+  options.storage.prefix = ListPrefix(info, ri.namespace_);
+  if (!ri.name.empty()) {
+    // The deprecated /watch/.../NAME form: a watch of one object.
+    options.filter.fields.push_back({"metadata.name", ri.name, true});
+  }
+  const std::string_view rv_text = request.Query("resourceVersion");
+  options.allow_bookmarks = request.Query("allowWatchBookmarks") == "true";
+  options.send_initial_events = request.Query("sendInitialEvents") == "true";
+  if (options.send_initial_events && request.Query("resourceVersionMatch") != "NotOlderThan") {
+    return StatusResponse(
+        InvalidError("resourceVersionMatch: Forbidden: sendInitialEvents requires setting "
+                     "resourceVersionMatch to NotOlderThan"));
+  }
+  if (rv_text.empty() || rv_text == "0" || options.send_initial_events) {
+    options.storage.initial_state = true;
+  } else {
+    const auto revision = ParseRevision(rv_text);
+    if (!revision) {
+      return StatusResponse(
+          BadRequestError("invalid resourceVersion \"" + std::string(rv_text) + "\""));
+    }
+    options.storage.after_revision = *revision;
+  }
+  std::int64_t timeout_seconds = 0;
+  if (request.HasQuery("timeoutSeconds")) {
+    const auto parsed = ParseRevision(request.Query("timeoutSeconds"));
+    if (!parsed) {
+      return StatusResponse(BadRequestError("invalid timeoutSeconds"));
+    }
+    timeout_seconds = *parsed;
+  }
+  if (timeout_seconds <= 0) {
+    // kube-apiserver's default: --min-request-timeout (1800 s) times a random factor in [1, 2).
+    std::lock_guard lock(rng_mu);
+    timeout_seconds = 1800 + static_cast<std::int64_t>(rng() % 1800);
+  }
+  options.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
+  options.api_version = info.GroupVersion();
+  options.kind = info.kind;
+  if (WantsTable(request)) {
+    Result<IncludeObject> include = ParseIncludeObject(request.Query("includeObject"));
+    if (!include.ok()) {
+      return StatusResponse(include.status());
+    }
+    ResourcePtr held = registry.Find(info.group, info.version, info.resource);
+    options.encoder = [this, held, include = *include](const std::string& json) {
+      Result<Json> parsed = ParseJson(json, "object");
+      if (!parsed.ok()) {
+        return json;
+      }
+      std::vector<const Json*> objects = {&*parsed};
+      const std::string rv = StringOr((*parsed)["metadata"], "resourceVersion");
+      return DumpJson(ToTable(*held, objects, rv, "", include, NowTimePoint()));
+    };
+  }
+  HttpResponse response;
+  response.content_type = "application/json";
+  response.stream = std::make_shared<WatchStream>(*storage, hub, std::move(options));
+  return response;
+}
+
+HttpResponse ApiServer::Impl::HandleCreate(HttpRequest& request, const ResourceInfo& info,
+                                           const RequestInfo& ri) {
+  Result<bool> dry_run = DryRun(request);
+  if (!dry_run.ok()) {
+    return StatusResponse(dry_run.status());
+  }
+  Result<Json> object = ParseJson(request.body, "request body");
+  if (!object.ok()) {
+    return StatusResponse(object.status());
+  }
+  Result<StoredObject> created =
+      CreateObject(info, ri.namespace_, std::move(object).value(), *dry_run);
+  if (!created.ok()) {
+    return StatusResponse(created.status(), {std::string(), info.group, info.resource});
+  }
+  return ObjectResponse(request, info, 201, created->record->json);
+}
+
+HttpResponse ApiServer::Impl::HandleUpdate(HttpRequest& request, const ResourceInfo& info,
+                                           const RequestInfo& ri) {
+  Result<bool> dry_run = DryRun(request);
+  if (!dry_run.ok()) {
+    return StatusResponse(dry_run.status());
+  }
+  Result<Json> body = ParseJson(request.body, "request body");
+  if (!body.ok()) {
+    return StatusResponse(body.status());
+  }
+  const bool status_subresource = ri.subresource == "status";
+  Json object = std::move(body).value();
+  Result<StoredObject> updated =
+      UpdateObject(info, ri.namespace_, ri.name, status_subresource, *dry_run,
+                   [&object](const Json&) -> Result<Json> { return object; });
+  if (!updated.ok() && updated.status().code() == StatusCode::kNotFound &&
+      IsCoreResource(info, "endpoints") && !status_subresource) {
+    // Endpoints allow create on update (AllowCreateOnUpdate), as controllers rely on.
+    Result<StoredObject> created = CreateObject(info, ri.namespace_, object, *dry_run);
+    if (created.ok()) {
+      return ObjectResponse(request, info, 201, created->record->json);
+    }
+    updated = created;
+  }
+  if (!updated.ok()) {
+    return StatusResponse(updated.status(), {ri.name, info.group, info.resource});
+  }
+  return ObjectResponse(request, info, 200, updated->record->json);
+}
+
+HttpResponse ApiServer::Impl::HandlePatch(HttpRequest& request, const ResourceInfo& info,
+                                          const RequestInfo& ri) {
+  Result<bool> dry_run = DryRun(request);
+  if (!dry_run.ok()) {
+    return StatusResponse(dry_run.status());
+  }
+  Result<PatchType> type = PatchTypeFromContentType(request.Header("content-type"));
+  const std::string accepted =
+      "application/json-patch+json, application/merge-patch+json" +
+      std::string(info.builtin ? ", application/strategic-merge-patch+json" : "");
+  if (!type.ok() || *type == PatchType::kApplyPatch ||
+      (*type == PatchType::kStrategicMergePatch && !info.builtin)) {
+    return StatusResponse(
+        Status(StatusCode::kUnsupportedMediaType,
+               "the body of the request was in an unknown format - accepted media types include: " +
+                   accepted));
+  }
+  const bool status_subresource = ri.subresource == "status";
+  const std::string api_version = info.GroupVersion();
+  Result<StoredObject> patched = UpdateObject(
+      info, ri.namespace_, ri.name, status_subresource, *dry_run,
+      [&](const Json& current) -> Result<Json> {
+        Json base = current;
+        // The client's patch may pin a resourceVersion; the stored one otherwise matches itself.
+        SW_ASSIGN_OR_RETURN(Json result,
+                            ApplyPatch(base, request.body, *type, api_version, info.kind));
+        if (!result.is_object()) {
+          return BadRequestError("the patched object is not a JSON object");
+        }
+        const Json* metadata = Metadata(result);
+        const std::string rv = metadata ? StringOr(*metadata, "resourceVersion") : "";
+        const std::string base_rv = StringOr(current["metadata"], "resourceVersion");
+        if (rv == base_rv && metadata != nullptr) {
+          // Unchanged by the patch: no precondition.
+          result["metadata"].erase("resourceVersion");
+        }
+        return result;
+      });
+  if (!patched.ok()) {
+    return StatusResponse(patched.status(), {ri.name, info.group, info.resource});
+  }
+  return ObjectResponse(request, info, 200, patched->record->json);
+}
+
+namespace {
+
+Result<DeleteOptions> DeleteOptionsFromRequest(const HttpRequest& request) {
+  DeleteOptions options;
+  if (!request.body.empty()) {
+    SW_ASSIGN_OR_RETURN(Json body, ParseJson(request.body, "DeleteOptions"));
+    if (!body.is_object()) {
+      return BadRequestError("DeleteOptions: must be a JSON object");
+    }
+    if (const auto grace = IntField(body, "gracePeriodSeconds")) {
+      options.grace_period_seconds = *grace;
+    }
+    options.propagation_policy = StringOr(body, "propagationPolicy");
+    if (auto it = body.find("orphanDependents"); it != body.end() && it->is_boolean()) {
+      if (it->get<bool>() && options.propagation_policy.empty()) {
+        options.propagation_policy = "Orphan";
+      }
+    }
+    if (const Json* preconditions = ObjectField(body, "preconditions")) {
+      options.precondition_uid = StringOr(*preconditions, "uid");
+      options.precondition_resource_version = StringOr(*preconditions, "resourceVersion");
+    }
+    if (const Json* dry_run = ArrayField(body, "dryRun")) {
+      for (const Json& value : *dry_run) {
+        if (value != "All") {
+          return BadRequestError("Invalid dry run value: only \"All\" is supported");
+        }
+        options.dry_run = true;
+      }
+    }
+  }
+  if (request.HasQuery("gracePeriodSeconds")) {
+    const auto grace = ParseRevision(request.Query("gracePeriodSeconds"));
+    if (!grace) {
+      return BadRequestError("invalid gracePeriodSeconds");
+    }
+    options.grace_period_seconds = *grace;
+  }
+  if (request.HasQuery("propagationPolicy")) {
+    options.propagation_policy = std::string(request.Query("propagationPolicy"));
+  }
+  if (request.Query("orphanDependents") == "true" && options.propagation_policy.empty()) {
+    options.propagation_policy = "Orphan";
+  }
+  if (!options.propagation_policy.empty() && options.propagation_policy != "Orphan" &&
+      options.propagation_policy != "Background" && options.propagation_policy != "Foreground") {
+    return InvalidError("propagationPolicy: Unsupported value: \"" + options.propagation_policy +
+                        "\": supported values: \"Foreground\", \"Background\", \"Orphan\"");
+  }
+  SW_ASSIGN_OR_RETURN(bool dry_run, DryRun(request));
+  options.dry_run = options.dry_run || dry_run;
+  return options;
+}
+
+}  // namespace
+
+HttpResponse ApiServer::Impl::HandleDelete(HttpRequest& request, const ResourceInfo& info,
+                                           const RequestInfo& ri) {
+  Result<DeleteOptions> options = DeleteOptionsFromRequest(request);
+  if (!options.ok()) {
+    return StatusResponse(options.status());
+  }
+  Result<StoredObject> deleted = DeleteObject(info, ri.namespace_, ri.name, *options);
+  if (!deleted.ok()) {
+    return StatusResponse(deleted.status(), {ri.name, info.group, info.resource});
+  }
+  // 202 while the deletion waits (finalizers, a grace period), as kube-apiserver answers.
+  Result<StoredObject> still = storage->Get(info.Key(ri.namespace_, ri.name));
+  const bool pending = !options->dry_run && still.ok() &&
+                       still->record->attributes.uid == deleted->record->attributes.uid;
+  return ObjectResponse(request, info, pending ? 202 : 200, deleted->record->json);
+}
+
+HttpResponse ApiServer::Impl::HandleDeleteCollection(HttpRequest& request, const ResourceInfo& info,
+                                                     const RequestInfo& ri) {
+  Result<DeleteOptions> options = DeleteOptionsFromRequest(request);
+  if (!options.ok()) {
+    return StatusResponse(options.status());
+  }
+  Result<ObjectFilter> filter = FilterFromRequest(request, info);
+  if (!filter.ok()) {
+    return StatusResponse(filter.status());
+  }
+  ListOptions list_options;
+  list_options.prefix = ListPrefix(info, ri.namespace_);
+  Result<ListResult> items = storage->List(list_options);
+  if (!items.ok()) {
+    return StatusResponse(items.status());
+  }
+  std::string body = R"({"kind":")" + info.list_kind + R"(","apiVersion":")" + info.GroupVersion() +
+                     R"(","metadata":{"resourceVersion":")" + std::to_string(items->revision) +
+                     R"("},"items":[)";
+  bool first = true;
+  for (const StoredObject& item : items->items) {
+    if (!filter->Matches(item.record->attributes)) {
+      continue;
+    }
+    std::string namespace_;
+    std::string name;
+    for (const auto& [field, value] : item.record->attributes.fields) {
+      if (field == "metadata.name") {
+        name = value;
+      } else if (field == "metadata.namespace") {
+        namespace_ = value;
+      }
+    }
+    Result<StoredObject> deleted = DeleteObject(info, namespace_, name, *options);
+    if (!deleted.ok()) {
+      if (deleted.status().code() == StatusCode::kNotFound) {
+        continue;
+      }
+      return StatusResponse(deleted.status(), {name, info.group, info.resource});
+    }
+    body += first ? "" : ",";
+    body += deleted->record->json;
+    first = false;
+  }
+  body += "]}";
+  return JsonResponse(200, std::move(body));
+}
+
+// --- ApiServer -------------------------------------------------------------------------------
+
+Result<std::unique_ptr<ApiServer>> ApiServer::Create(ApiServerOptions options,
+                                                     std::unique_ptr<Storage> storage) {
+  auto impl = std::make_unique<Impl>(std::move(options), std::move(storage));
+  {
+    std::uint64_t seed = impl->config.seed;
+    if (seed == 0) {
+      std::random_device device;
+      seed = (static_cast<std::uint64_t>(device()) << 32) ^ device();
+    }
+    impl->rng.seed(seed);
+  }
+  Result<IpAllocator> ipv4 = IpAllocator::Create(impl->config.service_cidr_ipv4);
+  if (!ipv4.ok()) {
+    return ipv4.status().WithContext("--service-cluster-ip-range");
+  }
+  Result<IpAllocator> ipv6 = IpAllocator::Create(impl->config.service_cidr_ipv6);
+  if (!ipv6.ok()) {
+    return ipv6.status().WithContext("--service-cluster-ip-range");
+  }
+  impl->ipv4_allocator.emplace(*ipv4);
+  impl->ipv6_allocator.emplace(*ipv6);
+
+  // Custom resources of stored CRDs.
+  ResourcePtr crds = impl->registry.Find("apiextensions.k8s.io", "v1", "customresourcedefinitions");
+  ListOptions crd_list;
+  crd_list.prefix = crds->KeyPrefix();
+  SW_ASSIGN_OR_RETURN(ListResult stored_crds, impl->storage->List(crd_list));
+  for (const StoredObject& item : stored_crds.items) {
+    Result<Json> crd = ParseJson(item.record->json, "stored CustomResourceDefinition");
+    if (!crd.ok()) {
+      continue;
+    }
+    Result<std::vector<ResourceInfo>> resources = ResourcesFromCrd(*crd);
+    if (resources.ok()) {
+      impl->registry.SetCustom(StringOr((*crd)["metadata"], "name"), std::move(resources).value());
+    }
+  }
+  // Addresses already given to stored Services.
+  ResourcePtr services = impl->registry.Find("", "v1", "services");
+  ListOptions service_list;
+  service_list.prefix = services->KeyPrefix();
+  SW_ASSIGN_OR_RETURN(ListResult stored_services, impl->storage->List(service_list));
+  for (const StoredObject& item : stored_services.items) {
+    Result<Json> service = ParseJson(item.record->json, "stored Service");
+    const Json* spec = service.ok() ? ObjectField(*service, "spec") : nullptr;
+    if (spec == nullptr) {
+      continue;
+    }
+    if (const Json* ips = ArrayField(*spec, "clusterIPs")) {
+      for (const Json& ip : *ips) {
+        if (ip.is_string()) {
+          impl->ipv4_allocator->MarkUsed(ip.get<std::string>());
+          impl->ipv6_allocator->MarkUsed(ip.get<std::string>());
+        }
+      }
+    }
+    if (const Json* ports = ArrayField(*spec, "ports")) {
+      for (const Json& port : *ports) {
+        if (const auto node_port = IntField(port, "nodePort")) {
+          impl->node_ports.MarkUsed(static_cast<int>(*node_port));
+        }
+      }
+    }
+  }
+
+  impl->owner_index = std::make_shared<Impl::OwnerIndex>(*impl);
+  WatchOptions everything;
+  everything.prefix = std::string(kRegistryPrefix);
+  everything.initial_state = true;
+  SW_ASSIGN_OR_RETURN(impl->owner_index_registration,
+                      impl->storage->Watch(everything, impl->owner_index));
+
+  ResourcePtr namespaces = impl->registry.Find("", "v1", "namespaces");
+  for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
+    if (impl->storage->Get(namespaces->Key("", name)).ok()) {
+      continue;
+    }
+    Json ns = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}};
+    Result<StoredObject> created = impl->CreateObject(*namespaces, "", std::move(ns), false);
+    if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
+      return created.status().WithContext("creating namespace " + std::string(name));
+    }
+  }
+  impl->ScheduleStartupWork();
+  return std::unique_ptr<ApiServer>(new ApiServer(std::move(impl)));
+}
+
+ApiServer::ApiServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+ApiServer::~ApiServer() { Stop(); }
+
+HttpResponse ApiServer::Handle(HttpRequest& request) {
+  try {
+    return impl_->Handle(request);
+  } catch (const std::exception& e) {
+    // Only a bug gets here (nlohmann throws on misuse): answer 500 and keep serving.
+    return StatusResponse(InternalError(std::string("internal error: ") + e.what()));
+  }
+}
+
+void ApiServer::Stop() {
+  impl_->background.Stop();
+  impl_->hub.Stop();
+  impl_->owner_index_registration.reset();
+}
+
+Storage& ApiServer::storage() { return *impl_->storage; }
+
+const ResourceRegistry& ApiServer::registry() const { return impl_->registry; }
+
+std::size_t ApiServer::active_watches() const { return impl_->hub.active(); }
+
+}  // namespace slicewright::apiserver

@@ -1,0 +1,800 @@
+#include "apiserver/rest/objects.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "slicewright/labels/validation.h"
+#include "slicewright/net/ip.h"
+
+namespace slicewright::apiserver {
+namespace {
+
+constexpr std::size_t kTotalAnnotationSizeLimit = 256 * 1024;
+
+std::string Join(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) {
+      out += separator;
+    }
+    out += parts[i];
+  }
+  return out;
+}
+
+std::string Indexed(std::string_view field, std::size_t index) {
+  return std::string(field) + "[" + std::to_string(index) + "]";
+}
+
+// A DNS-1035 label: what Service names must be.
+std::vector<std::string> IsDNS1035Label(std::string_view value) {
+  std::vector<std::string> errors;
+  if (value.size() > labels::kDNS1123LabelMaxLength) {
+    errors.push_back(labels::MaxLenError(labels::kDNS1123LabelMaxLength));
+  }
+  bool ok = !value.empty() && value.front() >= 'a' && value.front() <= 'z';
+  for (std::size_t i = 0; ok && i < value.size(); ++i) {
+    const char c = value[i];
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    ok = alnum || (c == '-' && i + 1 < value.size());
+  }
+  if (!ok) {
+    errors.push_back(labels::RegexError(
+        "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with "
+        "an alphabetic character, and end with an alphanumeric character",
+        "[a-z]([-a-z0-9]*[a-z0-9])?", {"my-name", "abc-123"}));
+  }
+  return errors;
+}
+
+// path.ValidatePathSegmentName: what Event names must be.
+std::vector<std::string> IsPathSegmentName(std::string_view value, bool prefix) {
+  std::vector<std::string> errors;
+  if (!prefix && (value == "." || value == "..")) {
+    errors.push_back("may not be '" + std::string(value) + "'");
+  }
+  for (std::string_view bad : {"/", "%"}) {
+    if (value.find(bad) != std::string_view::npos) {
+      errors.push_back("may not contain '" + std::string(bad) + "'");
+    }
+  }
+  return errors;
+}
+
+std::vector<std::string> ValidateName(const ResourceInfo& info, std::string_view name,
+                                      bool prefix) {
+  if (info.group.empty() && info.resource == "namespaces") {
+    if (prefix && !name.empty() && name.back() == '-') {
+      name.remove_suffix(1);
+    }
+    return labels::IsDNS1123Label(name);
+  }
+  if (info.group.empty() && info.resource == "services") {
+    if (prefix && !name.empty() && name.back() == '-') {
+      name.remove_suffix(1);
+    }
+    return IsDNS1035Label(name);
+  }
+  if (info.resource == "events") {
+    return IsPathSegmentName(name, prefix);
+  }
+  return labels::NameIsDNSSubdomain(name, prefix);
+}
+
+void ValidateStringMap(const Json& metadata, std::string_view key, bool values_are_labels,
+                       FieldErrors& errors) {
+  auto it = metadata.find(key);
+  if (it == metadata.end() || it->is_null()) {
+    return;
+  }
+  const std::string field = "metadata." + std::string(key);
+  if (!it->is_object()) {
+    errors.Invalid(field, *it, "must be a map of strings");
+    return;
+  }
+  std::size_t total = 0;
+  for (const auto& [k, v] : it->items()) {
+    for (const std::string& message : labels::IsQualifiedName(k)) {
+      errors.Invalid(field, Json(k), message);
+    }
+    if (!v.is_string()) {
+      errors.Invalid(field + "[" + k + "]", v, "must be a string");
+      continue;
+    }
+    const auto& value = v.get_ref<const std::string&>();
+    total += k.size() + value.size();
+    if (values_are_labels) {
+      for (const std::string& message : labels::IsValidLabelValue(value)) {
+        errors.Invalid(field, v, message);
+      }
+    }
+  }
+  if (!values_are_labels && total > kTotalAnnotationSizeLimit) {
+    errors.Add(field + ": Too long: must have at most " +
+               std::to_string(kTotalAnnotationSizeLimit) + " bytes");
+  }
+}
+
+bool IsCore(const ResourceInfo& info, std::string_view resource) {
+  return info.group.empty() && info.resource == resource;
+}
+
+// --- Service ---------------------------------------------------------------------------------
+
+void DefaultService(Json& object) {
+  Json* spec = EnsureObject(object, "spec");
+  if (spec == nullptr) {
+    return;
+  }
+  const std::string type = StringOr(*spec, "type", "ClusterIP");
+  (*spec)["type"] = type;
+  if (!spec->contains("sessionAffinity")) {
+    (*spec)["sessionAffinity"] = "None";
+  }
+  if (type != "ExternalName") {
+    if (!spec->contains("internalTrafficPolicy")) {
+      (*spec)["internalTrafficPolicy"] = "Cluster";
+    }
+    if ((type == "NodePort" || type == "LoadBalancer") &&
+        !spec->contains("externalTrafficPolicy")) {
+      (*spec)["externalTrafficPolicy"] = "Cluster";
+    }
+  }
+  if (Json* ports = ArrayField(*spec, "ports")) {
+    for (Json& port : *ports) {
+      if (!port.is_object()) {
+        continue;
+      }
+      if (!port.contains("protocol")) {
+        port["protocol"] = "TCP";
+      }
+      if (!port.contains("targetPort") && port.contains("port")) {
+        port["targetPort"] = port["port"];
+      }
+    }
+  }
+  if (!EnsureObject(object, "status")) {
+    return;
+  }
+  Json& status = object["status"];
+  if (!status.contains("loadBalancer")) {
+    status["loadBalancer"] = Json::object();
+  }
+}
+
+void ValidateService(const Json& object, const Json* old, FieldErrors& errors) {
+  const Json* spec = ObjectField(object, "spec");
+  if (spec == nullptr) {
+    errors.Required("spec");
+    return;
+  }
+  const std::string type = StringOr(*spec, "type", "ClusterIP");
+  static const std::vector<std::string_view> kTypes = {"ClusterIP", "ExternalName", "LoadBalancer",
+                                                       "NodePort"};
+  if (std::find(kTypes.begin(), kTypes.end(), type) == kTypes.end()) {
+    errors.NotSupported("spec.type", Json(type), kTypes);
+  }
+  const std::string cluster_ip = StringOr(*spec, "clusterIP");
+  const bool headless = cluster_ip == "None";
+  const Json* ports = ArrayField(*spec, "ports");
+  if (type == "ExternalName") {
+    if (StringOr(*spec, "externalName").empty()) {
+      errors.Required("spec.externalName");
+    }
+  } else if (!headless && (ports == nullptr || ports->empty())) {
+    errors.Required("spec.ports");
+  }
+  if (spec->contains("ports") && !(*spec)["ports"].is_null() && ports == nullptr) {
+    errors.Invalid("spec.ports", (*spec)["ports"], "must be a list");
+  }
+  if (ports != nullptr) {
+    std::set<std::string> names;
+    std::set<std::pair<std::int64_t, std::string>> port_protocols;
+    for (std::size_t i = 0; i < ports->size(); ++i) {
+      const Json& port = (*ports)[i];
+      const std::string field = Indexed("spec.ports", i);
+      if (!port.is_object()) {
+        errors.Invalid(field, port, "must be an object");
+        continue;
+      }
+      const std::string name = StringOr(port, "name");
+      if (ports->size() > 1 && name.empty()) {
+        errors.Required(field + ".name");
+      }
+      if (!name.empty()) {
+        for (const std::string& message : labels::IsDNS1123Label(name)) {
+          errors.Invalid(field + ".name", Json(name), message);
+        }
+        if (!names.insert(name).second) {
+          errors.Duplicate(field + ".name", Json(name));
+        }
+      }
+      const auto number = IntField(port, "port");
+      if (!number) {
+        errors.Required(field + ".port");
+      } else if (*number < 1 || *number > 65535) {
+        errors.Invalid(field + ".port", port["port"], "must be between 1 and 65535, inclusive");
+      }
+      const std::string protocol = StringOr(port, "protocol", "TCP");
+      static const std::vector<std::string_view> kProtocols = {"SCTP", "TCP", "UDP"};
+      if (std::find(kProtocols.begin(), kProtocols.end(), protocol) == kProtocols.end()) {
+        errors.NotSupported(field + ".protocol", Json(protocol), kProtocols);
+      }
+      if (number && !port_protocols.insert({*number, protocol}).second) {
+        errors.Duplicate(field, Json::object({{"port", *number}, {"protocol", protocol}}));
+      }
+      if (const auto target = IntField(port, "targetPort")) {
+        if (*target < 1 || *target > 65535) {
+          errors.Invalid(field + ".targetPort", port["targetPort"],
+                         "must be between 1 and 65535, inclusive");
+        }
+      } else if (const std::string* named = StringField(port, "targetPort")) {
+        if (labels::IsDNS1123Label(*named).size() > 0 || named->size() > 15) {
+          errors.Invalid(field + ".targetPort", Json(*named),
+                         "must contain at least one letter and be at most 15 characters (an "
+                         "IANA_SVC_NAME)");
+        }
+      }
+    }
+  }
+  if (const Json* selector = ObjectField(*spec, "selector")) {
+    for (const auto& [key, value] : selector->items()) {
+      for (const std::string& message : labels::IsQualifiedName(key)) {
+        errors.Invalid("spec.selector", Json(key), message);
+      }
+      if (!value.is_string()) {
+        errors.Invalid("spec.selector", value, "must be a string");
+      } else {
+        for (const std::string& message :
+             labels::IsValidLabelValue(value.get_ref<const std::string&>())) {
+          errors.Invalid("spec.selector", value, message);
+        }
+      }
+    }
+  }
+  if (!cluster_ip.empty() && !headless && !net::ParseIpSloppy(cluster_ip)) {
+    errors.Invalid("spec.clusterIPs[0]", Json(cluster_ip),
+                   "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)");
+  }
+  if (old != nullptr) {
+    const Json* old_spec = ObjectField(*old, "spec");
+    const std::string old_ip = old_spec ? StringOr(*old_spec, "clusterIP") : "";
+    const std::string old_type = old_spec ? StringOr(*old_spec, "type", "ClusterIP") : "";
+    if (!old_ip.empty() && old_ip != cluster_ip && type != "ExternalName" &&
+        old_type != "ExternalName") {
+      Json shown = Json::array({cluster_ip});
+      errors.Invalid("spec.clusterIPs[0]", shown, "may not change once set");
+    }
+  }
+}
+
+// --- Pod -------------------------------------------------------------------------------------
+
+void DefaultContainers(Json* containers) {
+  if (containers == nullptr) {
+    return;
+  }
+  for (Json& container : *containers) {
+    if (!container.is_object()) {
+      continue;
+    }
+    if (!container.contains("terminationMessagePath")) {
+      container["terminationMessagePath"] = "/dev/termination-log";
+    }
+    if (!container.contains("terminationMessagePolicy")) {
+      container["terminationMessagePolicy"] = "File";
+    }
+    if (!container.contains("imagePullPolicy")) {
+      const std::string image = StringOr(container, "image");
+      const std::size_t slash = image.rfind('/');
+      const std::string last = slash == std::string::npos ? image : image.substr(slash + 1);
+      const bool tagged =
+          last.find(':') != std::string::npos || image.find('@') != std::string::npos;
+      const bool latest = last.size() >= 7 && last.ends_with(":latest");
+      container["imagePullPolicy"] = (!tagged || latest) ? "Always" : "IfNotPresent";
+    }
+    if (!container.contains("resources")) {
+      container["resources"] = Json::object();
+    }
+    if (Json* ports = ArrayField(container, "ports")) {
+      for (Json& port : *ports) {
+        if (port.is_object() && !port.contains("protocol")) {
+          port["protocol"] = "TCP";
+        }
+      }
+    }
+  }
+}
+
+void DefaultPod(Json& object) {
+  Json* spec = EnsureObject(object, "spec");
+  if (spec == nullptr) {
+    return;
+  }
+  const std::pair<const char*, Json> defaults[] = {
+      {"restartPolicy", "Always"},
+      {"terminationGracePeriodSeconds", 30},
+      {"dnsPolicy", "ClusterFirst"},
+      {"schedulerName", "default-scheduler"},
+      {"securityContext", Json::object()},
+      {"enableServiceLinks", true},
+      {"priority", 0},
+      {"preemptionPolicy", "PreemptLowerPriority"},
+  };
+  for (const auto& [key, value] : defaults) {
+    if (!spec->contains(key)) {
+      (*spec)[key] = value;
+    }
+  }
+  DefaultContainers(ArrayField(*spec, "containers"));
+  DefaultContainers(ArrayField(*spec, "initContainers"));
+  Json* status = EnsureObject(object, "status");
+  if (status != nullptr && !status->contains("phase")) {
+    (*status)["phase"] = "Pending";
+    (*status)["qosClass"] = "BestEffort";
+  }
+}
+
+void ValidatePod(const Json& object, const Json* old, FieldErrors& errors) {
+  const Json* spec = ObjectField(object, "spec");
+  if (spec == nullptr) {
+    errors.Required("spec");
+    return;
+  }
+  const Json* containers = ArrayField(*spec, "containers");
+  if (containers == nullptr || containers->empty()) {
+    errors.Required("spec.containers");
+  } else {
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < containers->size(); ++i) {
+      const Json& container = (*containers)[i];
+      const std::string field = Indexed("spec.containers", i);
+      const std::string name = StringOr(container, "name");
+      if (name.empty()) {
+        errors.Required(field + ".name");
+      } else {
+        for (const std::string& message : labels::IsDNS1123Label(name)) {
+          errors.Invalid(field + ".name", Json(name), message);
+        }
+        if (!names.insert(name).second) {
+          errors.Duplicate(field + ".name", Json(name));
+        }
+      }
+      if (StringOr(container, "image").empty() && old == nullptr) {
+        errors.Required(field + ".image");
+      }
+      if (const Json* ports = ArrayField(container, "ports")) {
+        for (std::size_t p = 0; p < ports->size(); ++p) {
+          const auto number = IntField((*ports)[p], "containerPort");
+          const std::string port_field = Indexed(field + ".ports", p) + ".containerPort";
+          if (!number) {
+            errors.Required(port_field);
+          } else if (*number < 1 || *number > 65535) {
+            errors.Invalid(port_field, (*ports)[p]["containerPort"],
+                           "must be between 1 and 65535, inclusive");
+          }
+        }
+      }
+    }
+  }
+  if (old != nullptr) {
+    // Pod specs are immutable but for the fields upstream lists; images are the one kubectl users
+    // change, and nodeName may be set once (binding).
+    const Json* old_spec = ObjectField(*old, "spec");
+    if (old_spec != nullptr) {
+      Json a = *old_spec;
+      Json b = *spec;
+      for (Json* s : {&a, &b}) {
+        for (const char* list : {"containers", "initContainers"}) {
+          if (Json* items = ArrayField(*s, list)) {
+            for (Json& c : *items) {
+              if (c.is_object()) {
+                c.erase("image");
+              }
+            }
+          }
+        }
+        s->erase("activeDeadlineSeconds");
+        s->erase("tolerations");
+        s->erase("terminationGracePeriodSeconds");
+        s->erase("schedulingGates");
+      }
+      if (StringOr(a, "nodeName").empty()) {
+        a.erase("nodeName");
+        b.erase("nodeName");
+      }
+      if (a != b) {
+        errors.Forbidden("spec",
+                         "pod updates may not change fields other than `spec.containers[*].image`,"
+                         "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"
+                         "`spec.tolerations` (only additions to existing tolerations),"
+                         "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was "
+                         "previously negative)");
+      }
+    }
+  }
+}
+
+// --- EndpointSlice and Endpoints -------------------------------------------------------------
+
+void ValidateAddress(std::string_view address_type, const Json& address, const std::string& field,
+                     FieldErrors& errors) {
+  if (!address.is_string()) {
+    errors.Invalid(field, address, "must be a string");
+    return;
+  }
+  const auto& text = address.get_ref<const std::string&>();
+  if (address_type == "FQDN") {
+    for (const std::string& message : labels::IsDNS1123Subdomain(text)) {
+      errors.Invalid(field, address, message);
+    }
+    return;
+  }
+  const auto ip = net::ParseIpSloppy(text);
+  const bool family_ok = ip && ((address_type == "IPv4") == (ip->family == net::IpFamily::kIPv4));
+  if (!ip) {
+    errors.Invalid(field, address, "must be a valid IP address");
+  } else if (!family_ok) {
+    errors.Invalid(field, address,
+                   address_type == "IPv4" ? "must be an IPv4 address" : "must be an IPv6 address");
+  }
+}
+
+void ValidateEndpointSlice(const Json& object, const Json* old, FieldErrors& errors) {
+  const std::string address_type = StringOr(object, "addressType");
+  static const std::vector<std::string_view> kTypes = {"FQDN", "IPv4", "IPv6"};
+  if (address_type.empty()) {
+    errors.Required("addressType");
+  } else if (std::find(kTypes.begin(), kTypes.end(), address_type) == kTypes.end()) {
+    errors.NotSupported("addressType", Json(address_type), kTypes);
+  }
+  if (old != nullptr && StringOr(*old, "addressType") != address_type) {
+    errors.Invalid("addressType", Json(address_type), "field is immutable");
+  }
+  if (const Json* endpoints = ArrayField(object, "endpoints")) {
+    if (endpoints->size() > 1000) {
+      errors.TooMany("endpoints", endpoints->size(), 1000);
+    }
+    for (std::size_t i = 0; i < endpoints->size() && i < 1000; ++i) {
+      const Json& endpoint = (*endpoints)[i];
+      const std::string field = Indexed("endpoints", i);
+      const Json* addresses = ArrayField(endpoint, "addresses");
+      if (addresses == nullptr || addresses->empty()) {
+        errors.Required(field + ".addresses", "must contain at least 1 address");
+        continue;
+      }
+      if (addresses->size() > 100) {
+        errors.TooMany(field + ".addresses", addresses->size(), 100);
+        continue;
+      }
+      for (std::size_t a = 0; a < addresses->size(); ++a) {
+        ValidateAddress(address_type, (*addresses)[a], Indexed(field + ".addresses", a), errors);
+      }
+    }
+  } else if (object.contains("endpoints") && !object["endpoints"].is_null()) {
+    errors.Invalid("endpoints", object["endpoints"], "must be a list");
+  }
+  if (const Json* ports = ArrayField(object, "ports")) {
+    if (ports->size() > 20000) {
+      errors.TooMany("ports", ports->size(), 20000);
+    }
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < ports->size() && i < 20000; ++i) {
+      const Json& port = (*ports)[i];
+      const std::string field = Indexed("ports", i);
+      const std::string name = StringOr(port, "name");
+      if (!name.empty()) {
+        for (const std::string& message : labels::IsDNS1123Label(name)) {
+          errors.Invalid(field + ".name", Json(name), message);
+        }
+      }
+      if (!names.insert(name).second) {
+        errors.Duplicate(field + ".name", Json(name));
+      }
+      if (const auto number = IntField(port, "port"); number && (*number < 1 || *number > 65535)) {
+        errors.Invalid(field + ".port", port["port"], "must be between 1 and 65535, inclusive");
+      }
+    }
+  }
+}
+
+void ValidateEndpoints(const Json& object, FieldErrors& errors) {
+  const Json* subsets = ArrayField(object, "subsets");
+  if (subsets == nullptr) {
+    return;
+  }
+  for (std::size_t s = 0; s < subsets->size(); ++s) {
+    const std::string field = Indexed("subsets", s);
+    for (const char* list : {"addresses", "notReadyAddresses"}) {
+      const Json* addresses = ArrayField((*subsets)[s], list);
+      if (addresses == nullptr) {
+        continue;
+      }
+      for (std::size_t a = 0; a < addresses->size(); ++a) {
+        const std::string ip = StringOr((*addresses)[a], "ip");
+        if (!net::ParseIpSloppy(ip)) {
+          errors.Invalid(Indexed(field + "." + list, a) + ".ip", Json(ip),
+                         "must be a valid IP address");
+        }
+      }
+    }
+  }
+}
+
+// Walks a dotted path ("spec.nodeName", "involvedObject.kind").
+const Json* FindPath(const Json& object, std::string_view dotted_path) {
+  const Json* at = &object;
+  while (!dotted_path.empty()) {
+    const std::size_t dot = dotted_path.find('.');
+    const std::string_view segment = dotted_path.substr(0, dot);
+    if (!at->is_object()) {
+      return nullptr;
+    }
+    auto it = at->find(segment);
+    if (it == at->end()) {
+      return nullptr;
+    }
+    at = &*it;
+    dotted_path = dot == std::string_view::npos ? std::string_view() : dotted_path.substr(dot + 1);
+  }
+  return at;
+}
+
+}  // namespace
+
+// --- FieldErrors -----------------------------------------------------------------------------
+
+std::string GoValue(const Json& value) {
+  if (value.is_string()) {
+    return DumpJson(value);  // a JSON string literal reads as Go's %q for ordinary text
+  }
+  if (value.is_array()) {
+    std::string out = "[]string{";
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      out += (i > 0 ? ", " : "") + GoValue(value[i]);
+    }
+    return out + "}";
+  }
+  return DumpJson(value);
+}
+
+void FieldErrors::Required(std::string_view field, std::string_view detail) {
+  std::string error = std::string(field) + ": Required value";
+  if (!detail.empty()) {
+    error += ": " + std::string(detail);
+  }
+  errors_.push_back(std::move(error));
+}
+
+void FieldErrors::Invalid(std::string_view field, const Json& value, std::string_view detail) {
+  std::string error = std::string(field) + ": Invalid value: " + GoValue(value);
+  if (!detail.empty()) {
+    error += ": " + std::string(detail);
+  }
+  errors_.push_back(std::move(error));
+}
+
+void FieldErrors::Forbidden(std::string_view field, std::string_view detail) {
+  errors_.push_back(std::string(field) + ": Forbidden: " + std::string(detail));
+}
+
+void FieldErrors::NotSupported(std::string_view field, const Json& value,
+                               const std::vector<std::string_view>& supported) {
+  std::string error = std::string(field) + ": Unsupported value: " + GoValue(value);
+  if (!supported.empty()) {
+    error += ": supported values: ";
+    for (std::size_t i = 0; i < supported.size(); ++i) {
+      error += (i > 0 ? ", \"" : "\"") + std::string(supported[i]) + "\"";
+    }
+  }
+  errors_.push_back(std::move(error));
+}
+
+void FieldErrors::Duplicate(std::string_view field, const Json& value) {
+  errors_.push_back(std::string(field) + ": Duplicate value: " + GoValue(value));
+}
+
+void FieldErrors::TooMany(std::string_view field, std::size_t actual, std::size_t max) {
+  errors_.push_back(std::string(field) + ": Too many: " + std::to_string(actual) +
+                    ": must have at most " + std::to_string(max) + " items");
+}
+
+Status FieldErrors::ToStatus(std::string_view kind, std::string_view name) const {
+  if (errors_.empty()) {
+    return Status::Ok();
+  }
+  std::string message = std::string(kind) + " \"" + std::string(name) + "\" is invalid: ";
+  if (errors_.size() == 1) {
+    message += errors_.front();
+  } else {
+    message += "[" + Join(errors_, ", ") + "]";
+  }
+  return InvalidError(std::move(message));
+}
+
+// --- Strategy --------------------------------------------------------------------------------
+
+void ValidateObjectMeta(const ResourceInfo& info, const Json& object, bool is_create,
+                        FieldErrors& errors) {
+  const Json* metadata = Metadata(object);
+  if (metadata == nullptr) {
+    errors.Required("metadata");
+    return;
+  }
+  const std::string name = StringOr(*metadata, "name");
+  const std::string generate_name = StringOr(*metadata, "generateName");
+  if (name.empty() && !(is_create && !generate_name.empty())) {
+    errors.Required("metadata.name", "name or generateName is required");
+  } else if (!name.empty()) {
+    for (const std::string& message : ValidateName(info, name, false)) {
+      errors.Invalid("metadata.name", Json(name), message);
+    }
+  }
+  if (name.empty() && !generate_name.empty()) {
+    for (const std::string& message : ValidateName(info, generate_name, true)) {
+      errors.Invalid("metadata.generateName", Json(generate_name), message);
+    }
+  }
+  ValidateStringMap(*metadata, "labels", true, errors);
+  ValidateStringMap(*metadata, "annotations", false, errors);
+  if (const Json* finalizers = ArrayField(*metadata, "finalizers")) {
+    for (std::size_t i = 0; i < finalizers->size(); ++i) {
+      const Json& finalizer = (*finalizers)[i];
+      if (!finalizer.is_string()) {
+        errors.Invalid(Indexed("metadata.finalizers", i), finalizer, "must be a string");
+        continue;
+      }
+      for (const std::string& message :
+           labels::IsQualifiedName(finalizer.get_ref<const std::string&>())) {
+        errors.Invalid(Indexed("metadata.finalizers", i), finalizer, message);
+      }
+    }
+  }
+}
+
+void ApplyDefaults(const ResourceInfo& info, Json& object) {
+  if (IsCore(info, "services")) {
+    DefaultService(object);
+  } else if (IsCore(info, "pods")) {
+    DefaultPod(object);
+  } else if (IsCore(info, "namespaces")) {
+    Json* metadata = Metadata(object);
+    if (metadata != nullptr && metadata->contains("name")) {
+      Json* labels = EnsureObject(*metadata, "labels");
+      if (labels != nullptr) {
+        (*labels)["kubernetes.io/metadata.name"] = (*metadata)["name"];
+      }
+    }
+    Json* spec = EnsureObject(object, "spec");
+    if (spec != nullptr && !spec->contains("finalizers")) {
+      (*spec)["finalizers"] = Json::array({"kubernetes"});
+    }
+    Json* status = EnsureObject(object, "status");
+    if (status != nullptr && !status->contains("phase")) {
+      (*status)["phase"] = "Active";
+    }
+  } else if (info.group == "discovery.k8s.io" && info.resource == "endpointslices") {
+    if (Json* ports = ArrayField(object, "ports")) {
+      for (Json& port : *ports) {
+        if (port.is_object() && !port.contains("protocol")) {
+          port["protocol"] = "TCP";
+        }
+      }
+    }
+  }
+}
+
+void ValidateKind(const ResourceInfo& info, const Json& object, const Json* old,
+                  FieldErrors& errors) {
+  if (IsCore(info, "services")) {
+    ValidateService(object, old, errors);
+  } else if (IsCore(info, "pods")) {
+    ValidatePod(object, old, errors);
+  } else if (IsCore(info, "endpoints")) {
+    ValidateEndpoints(object, errors);
+  } else if (info.group == "discovery.k8s.io" && info.resource == "endpointslices") {
+    ValidateEndpointSlice(object, old, errors);
+  }
+}
+
+void ApplyStatusSplit(const ResourceInfo& info, bool status_subresource, const Json& old,
+                      Json& updated) {
+  if (!info.has_status) {
+    return;
+  }
+  if (status_subresource) {
+    Json result = old;
+    if (updated.is_object() && updated.contains("status")) {
+      result["status"] = updated["status"];
+    } else {
+      result.erase("status");
+    }
+    // The client's resourceVersion still guards the write.
+    if (const Json* metadata = Metadata(updated)) {
+      if (const std::string* rv = StringField(*metadata, "resourceVersion")) {
+        result["metadata"]["resourceVersion"] = *rv;
+      }
+    }
+    updated = std::move(result);
+    return;
+  }
+  if (old.contains("status")) {
+    updated["status"] = old["status"];
+  } else if (updated.is_object()) {
+    updated.erase("status");
+  }
+}
+
+bool TracksGeneration(const ResourceInfo& info) {
+  return info.tracks_generation || !info.builtin ||
+         (info.group == "discovery.k8s.io" && info.resource == "endpointslices") ||
+         (info.group == "apiextensions.k8s.io" && info.resource == "customresourcedefinitions");
+}
+
+bool GenerationChanged(const ResourceInfo& info, const Json& old, const Json& updated) {
+  if (!old.is_object() || !updated.is_object()) {
+    return old != updated;
+  }
+  for (const auto& [key, value] : updated.items()) {
+    if (key == "metadata" || (info.has_status && key == "status")) {
+      continue;
+    }
+    auto it = old.find(key);
+    if (it == old.end() || *it != value) {
+      return true;
+    }
+  }
+  for (const auto& [key, value] : old.items()) {
+    if (key == "metadata" || (info.has_status && key == "status")) {
+      continue;
+    }
+    if (!updated.contains(key)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string FieldValue(const Json& object, std::string_view dotted_path) {
+  const Json* value = FindPath(object, dotted_path);
+  if (value == nullptr || value->is_null()) {
+    return "";
+  }
+  if (value->is_string()) {
+    return value->get<std::string>();
+  }
+  return DumpJson(*value);
+}
+
+ObjectAttributes ComputeAttributes(const ResourceInfo& info, const Json& object) {
+  ObjectAttributes attributes;
+  const Json* metadata = Metadata(object);
+  if (metadata != nullptr) {
+    if (const Json* labels = ObjectField(*metadata, "labels")) {
+      for (const auto& [key, value] : labels->items()) {
+        if (value.is_string()) {
+          attributes.labels.emplace(key, value.get<std::string>());
+        }
+      }
+    }
+    attributes.uid = StringOr(*metadata, "uid");
+    if (const Json* owners = ArrayField(*metadata, "ownerReferences")) {
+      for (const Json& owner : *owners) {
+        if (const std::string* uid = StringField(owner, "uid")) {
+          attributes.owner_uids.push_back(*uid);
+        }
+      }
+    }
+  }
+  attributes.fields.emplace_back("metadata.name", metadata ? StringOr(*metadata, "name") : "");
+  attributes.fields.emplace_back("metadata.namespace",
+                                 metadata ? StringOr(*metadata, "namespace") : "");
+  for (const std::string& field : info.selectable_fields) {
+    attributes.fields.emplace_back(field, FieldValue(object, field));
+  }
+  return attributes;
+}
+
+}  // namespace slicewright::apiserver

@@ -1,0 +1,68 @@
+// Runs the embedded development API server: SQLite storage under a data directory, the REST layer,
+// the HTTP(S) listener and a kubeconfig that kubectl uses as is. What `slicewright apiserver` (and
+// later `slicewright dev`) start. Thread-safe; Stop() is idempotent.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "slicewright/base/result.h"
+
+#include "apiserver/http/server.h"
+#include "apiserver/rest/api_server.h"
+
+namespace slicewright::apiserver {
+
+struct ServeOptions {
+  // "127.0.0.1:6443", "[::1]:0"; port 0 picks a free one.
+  std::string listen = "127.0.0.1:6443";
+  // Holds state.db (and, by default, nothing else).
+  std::string data_dir;
+  // When set, every request needs "Authorization: Bearer <token>". Required for a non-loopback
+  // listen address.
+  std::string token;
+  // When set, serves HTTPS with a CA and serving certificate kept in this directory.
+  std::string tls_cert_dir;
+  // When set, a kubeconfig for this server is written there (mode 0600).
+  std::string kubeconfig_path;
+  int io_threads = 2;
+  std::int64_t history_events = 100000;
+  ApiServerOptions api;
+};
+
+// Splits "host:port" / "[v6]:port". kInvalid for anything else or a port outside 0..65535.
+Result<std::pair<std::string, std::uint16_t>> ParseListenAddress(std::string_view listen);
+// True for 127.0.0.0/8 and ::1.
+bool IsLoopbackAddress(std::string_view host);
+
+// Writes a kubeconfig (JSON, which kubectl reads as YAML) with one cluster, user and context named
+// "slicewright", atomically (temporary file, then rename) with mode 0600. `ca_pem` empty for
+// plain HTTP; `token` empty for no credentials.
+Status WriteKubeconfig(const std::string& path, std::string_view server_url,
+                       std::string_view ca_pem, std::string_view token);
+
+class RunningApiServer final {
+ public:
+  // Opens the storage, builds the API and starts listening. Errors name the flag or path.
+  static Result<std::unique_ptr<RunningApiServer>> Start(ServeOptions options);
+  ~RunningApiServer();
+  RunningApiServer(const RunningApiServer&) = delete;
+  RunningApiServer& operator=(const RunningApiServer&) = delete;
+
+  std::uint16_t port() const;
+  // "http://127.0.0.1:PORT" or "https://...".
+  const std::string& url() const { return url_; }
+  ApiServer& api() { return *api_; }
+  // Stops listening, ends watches, stops background work and closes the database.
+  void Stop();
+
+ private:
+  RunningApiServer() = default;
+  std::unique_ptr<ApiServer> api_;
+  std::unique_ptr<HttpServer> http_;
+  std::string url_;
+};
+
+}  // namespace slicewright::apiserver

@@ -1,0 +1,25 @@
+// `slicewright apiserver`: the embedded development API server, kubectl-compatible and backed by
+// SQLite, until SIGTERM or SIGINT. Call from the main thread.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+namespace slicewright::cli {
+
+struct ApiServerCommandOptions {
+  std::string listen = "127.0.0.1:6443";
+  std::string data_dir = "./.slicewright";
+  std::string token;
+  std::string tls_cert_dir;
+  std::string write_kubeconfig;
+  std::int64_t history_events = 100000;
+};
+
+// Blocks SIGTERM and SIGINT, serves until one arrives, then shuts down cleanly. Returns the exit
+// code: 0 after a clean shutdown, 1 when the server could not start (the error on `err`).
+int RunApiServerCommand(const ApiServerCommandOptions& options, std::ostream& out,
+                        std::ostream& err);
+
+}  // namespace slicewright::cli

@@ -1,0 +1,645 @@
+#include "apiserver/rest/api_server.h"
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <stdlib.h>
+
+#include "apiserver/rest/serve.h"
+#include "apiserver/storage/sqlite_storage.h"
+
+namespace slicewright::apiserver {
+namespace {
+
+using Json = nlohmann::json;
+
+class RecordingSink final : public StreamSink {
+ public:
+  bool Write(std::shared_ptr<const std::string> chunk) override {
+    std::lock_guard lock(mu_);
+    lines_.push_back(*chunk);
+    return true;
+  }
+  void Finish() override {
+    std::lock_guard lock(mu_);
+    finished_ = true;
+  }
+  std::vector<Json> Events() {
+    std::lock_guard lock(mu_);
+    std::vector<Json> events;
+    for (const std::string& line : lines_) {
+      events.push_back(Json::parse(line));
+    }
+    return events;
+  }
+  bool finished() {
+    std::lock_guard lock(mu_);
+    return finished_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> lines_;
+  bool finished_ = false;
+};
+
+// Percent-decoding, as the HTTP layer does before the handler sees a query.
+std::string Unescape(const std::string& text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size()) {
+      out += static_cast<char>(std::stoi(text.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+class ApiServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/sw-apiserver-test-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    Open();
+  }
+  void TearDown() override {
+    if (server_) {
+      server_->Stop();
+    }
+    server_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void Open() {
+    SqliteStorageOptions options;
+    options.path = dir_ + "/state.db";
+    auto storage = SqliteStorage::Open(options);
+    ASSERT_TRUE(storage.ok()) << storage.status().ToString();
+    ApiServerOptions api;
+    api.seed = 42;
+    auto server = ApiServer::Create(api, std::move(storage).value());
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(server).value();
+  }
+  void Restart() {
+    server_->Stop();
+    server_.reset();
+    Open();
+  }
+
+  HttpResponse Call(std::string method, std::string target, std::string body = "",
+                    std::string content_type = "application/json",
+                    std::vector<std::pair<std::string, std::string>> headers = {}) {
+    HttpRequest request;
+    request.method = std::move(method);
+    const std::size_t q = target.find('?');
+    request.path = target.substr(0, q);
+    if (q != std::string::npos) {
+      std::string query = target.substr(q + 1);
+      std::size_t at = 0;
+      while (at <= query.size()) {
+        std::size_t amp = query.find('&', at);
+        if (amp == std::string::npos) {
+          amp = query.size();
+        }
+        const std::string part = query.substr(at, amp - at);
+        const std::size_t eq = part.find('=');
+        if (!part.empty()) {
+          request.query.emplace_back(part.substr(0, eq),
+                                     eq == std::string::npos ? "" : Unescape(part.substr(eq + 1)));
+        }
+        at = amp + 1;
+      }
+    }
+    request.body = std::move(body);
+    request.headers = std::move(headers);
+    request.headers.emplace_back("content-type", std::move(content_type));
+    return server_->Handle(request);
+  }
+  Json CallJson(std::string method, std::string target, const Json& body, int want_status,
+                std::string content_type = "application/json") {
+    HttpResponse response =
+        Call(std::move(method), std::move(target), body.is_null() ? "" : body.dump(), content_type);
+    EXPECT_EQ(response.status, want_status) << response.body;
+    return Json::parse(response.body);
+  }
+  Json Get(const std::string& path, int want_status = 200) {
+    return CallJson("GET", path, nullptr, want_status);
+  }
+
+  static Json Service(const std::string& name, Json extra_spec = Json::object()) {
+    Json service = {{"apiVersion", "v1"},
+                    {"kind", "Service"},
+                    {"metadata", {{"name", name}}},
+                    {"spec", {{"selector", {{"app", name}}}, {"ports", {{{"port", 80}}}}}}};
+    service["spec"].update(extra_spec);
+    return service;
+  }
+  static Json Slice(const std::string& name, const std::string& owner_uid = "") {
+    Json slice = {
+        {"apiVersion", "discovery.k8s.io/v1"},
+        {"kind", "EndpointSlice"},
+        {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/service-name", "web"}}}}},
+        {"addressType", "IPv4"},
+        {"endpoints", {{{"addresses", {"10.0.0.1"}}}}},
+        {"ports", {{{"name", "http"}, {"port", 80}}}}};
+    if (!owner_uid.empty()) {
+      slice["metadata"]["ownerReferences"] = {{{"apiVersion", "v1"},
+                                               {"kind", "Service"},
+                                               {"name", "web"},
+                                               {"uid", owner_uid},
+                                               {"controller", true},
+                                               {"blockOwnerDeletion", true}}};
+    }
+    return slice;
+  }
+
+  // Polls until `done` holds or two seconds pass.
+  template <typename F>
+  bool Eventually(F done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (done()) {
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return done();
+  }
+
+  std::string dir_;
+  std::unique_ptr<ApiServer> server_;
+};
+
+const char* kServices = "/api/v1/namespaces/default/services";
+const char* kSlices = "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices";
+
+// The default namespaces exist from the start and survive a restart without being recreated.
+TEST_F(ApiServerTest, CreatesDefaultNamespaces) {
+  Json list = Get("/api/v1/namespaces");
+  std::vector<std::string> names;
+  for (const Json& item : list["items"]) {
+    names.push_back(item["metadata"]["name"]);
+    EXPECT_EQ(item["status"]["phase"], "Active");
+    EXPECT_EQ(item["metadata"]["labels"]["kubernetes.io/metadata.name"], item["metadata"]["name"]);
+  }
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"default", "kube-node-lease", "kube-public", "kube-system"}));
+  const std::string rv = list["metadata"]["resourceVersion"];
+  Restart();
+  EXPECT_EQ(Get("/api/v1/namespaces")["metadata"]["resourceVersion"], rv);
+}
+
+// Create fills uid, creationTimestamp and resourceVersion; get returns the same bytes.
+TEST_F(ApiServerTest, CreateThenGet) {
+  Json created = CallJson("POST", kServices, Service("web"), 201);
+  EXPECT_EQ(created["metadata"]["uid"].get<std::string>().size(), 36u);
+  EXPECT_FALSE(created["metadata"]["creationTimestamp"].get<std::string>().empty());
+  EXPECT_FALSE(created["metadata"]["resourceVersion"].get<std::string>().empty());
+  EXPECT_EQ(created["metadata"]["namespace"], "default");
+  // Service defaults and an allocated cluster IP.
+  EXPECT_EQ(created["spec"]["type"], "ClusterIP");
+  EXPECT_EQ(created["spec"]["ports"][0]["protocol"], "TCP");
+  EXPECT_EQ(created["spec"]["ports"][0]["targetPort"], 80);
+  EXPECT_TRUE(created["spec"]["clusterIP"].get<std::string>().starts_with("10."));
+  EXPECT_EQ(created["spec"]["ipFamilies"], Json::array({"IPv4"}));
+  EXPECT_EQ(Get(std::string(kServices) + "/web"), created);
+}
+
+// Creating a name that exists is 409 AlreadyExists with kube-apiserver's message.
+TEST_F(ApiServerTest, CreateTwiceIsAlreadyExists) {
+  CallJson("POST", kServices, Service("web"), 201);
+  Json status = CallJson("POST", kServices, Service("web"), 409);
+  EXPECT_EQ(status["reason"], "AlreadyExists");
+  EXPECT_EQ(status["message"], "services \"web\" already exists");
+}
+
+// generateName gets a five-character random suffix.
+TEST_F(ApiServerTest, GenerateName) {
+  Json slice = Slice("");
+  slice["metadata"].erase("name");
+  slice["metadata"]["generateName"] = "web-";
+  Json created = CallJson("POST", kSlices, slice, 201);
+  const std::string name = created["metadata"]["name"];
+  EXPECT_EQ(name.size(), 9u);
+  EXPECT_TRUE(name.starts_with("web-"));
+  EXPECT_EQ(created["metadata"]["generation"], 1);
+}
+
+// Bad input is answered with the right code and message, and the server keeps serving.
+TEST_F(ApiServerTest, RejectsBadRequests) {
+  struct Case {
+    std::string_view name;
+    std::string method;
+    std::string path;
+    std::string body;
+    int status;
+    std::string_view message;
+  };
+  const Case cases[] = {
+      {"malformed JSON", "POST", kServices, "{\"kind\": ", 400, ""},
+      {"wrong kind", "POST", kServices,
+       R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"}})", 400,
+       "the kind in the data (Pod) does not match the expected kind (Service)"},
+      {"wrong version", "POST", kServices,
+       R"({"apiVersion":"v2","kind":"Service","metadata":{"name":"x"}})", 400,
+       "the API version in the data (v2) does not match the expected API version (v1)"},
+      {"invalid name", "POST", kServices,
+       R"({"metadata":{"name":"Web"},"spec":{"ports":[{"port":80}]}})", 422,
+       "Service \"Web\" is invalid: metadata.name: Invalid value: \"Web\": a DNS-1035 label must "
+       "consist of lower case alphanumeric characters or '-', start with an alphabetic character, "
+       "and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for "
+       "validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"},
+      {"no name", "POST", kServices, R"({"spec":{"ports":[{"port":80}]}})", 422,
+       "Service \"\" is invalid: metadata.name: Required value: name or generateName is required"},
+      {"missing namespace", "POST", "/api/v1/namespaces/nope/services", Service("web").dump(), 404,
+       "namespaces \"nope\" not found"},
+      {"unknown resource", "GET", "/api/v1/namespaces/default/widgets", "", 404,
+       "the server could not find the requested resource"},
+      {"unknown group", "GET", "/apis/example.com/v1/widgets", "", 404,
+       "the server could not find the requested resource"},
+      {"missing object", "GET", std::string(kServices) + "/nope", "", 404,
+       "services \"nope\" not found"},
+      {"bad label selector", "GET", std::string(kServices) + "?labelSelector=a%20in", "", 400, ""},
+      {"bad field selector", "GET", std::string(kServices) + "?fieldSelector=spec.foo=1", "", 400,
+       "field label not supported: spec.foo"},
+      {"deep nesting", "POST", kServices, std::string(5000, '[') + std::string(5000, ']'), 400,
+       "request body: JSON nested deeper than 1000 levels"},
+      {"resourceVersion on create", "POST", kServices,
+       R"({"metadata":{"name":"a","resourceVersion":"5"},"spec":{"ports":[{"port":80}]}})", 400,
+       "resourceVersion should not be set on objects to be created"},
+      {"create on collection of all namespaces", "POST", "/api/v1/services", Service("a").dump(),
+       405, "the server does not allow this method on the requested resource"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    HttpResponse response = Call(c.method, c.path, c.body);
+    EXPECT_EQ(response.status, c.status) << response.body;
+    Json status = Json::parse(response.body);
+    EXPECT_EQ(status["kind"], "Status");
+    EXPECT_EQ(status["code"], c.status);
+    if (!c.message.empty()) {
+      EXPECT_EQ(status["message"], c.message);
+    }
+  }
+  CallJson("POST", kServices, Service("after"), 201);
+}
+
+// A stale resourceVersion on update is 409 Conflict; a matching one succeeds.
+TEST_F(ApiServerTest, OptimisticConcurrency) {
+  Json created = CallJson("POST", kServices, Service("web"), 201);
+  Json update = created;
+  update["metadata"]["labels"] = {{"tier", "front"}};
+  Json updated = CallJson("PUT", std::string(kServices) + "/web", update, 200);
+  EXPECT_NE(updated["metadata"]["resourceVersion"], created["metadata"]["resourceVersion"]);
+  Json stale = CallJson("PUT", std::string(kServices) + "/web", update, 409);
+  EXPECT_EQ(stale["reason"], "Conflict");
+  EXPECT_EQ(stale["message"],
+            "Operation cannot be fulfilled on services \"web\": the object has been modified; "
+            "please apply your changes to the latest version and try again");
+}
+
+// An update that changes nothing writes nothing: the resourceVersion stays.
+TEST_F(ApiServerTest, NoOpUpdateKeepsResourceVersion) {
+  Json created = CallJson("POST", kServices, Service("web"), 201);
+  Json same = CallJson("PUT", std::string(kServices) + "/web", created, 200);
+  EXPECT_EQ(same["metadata"]["resourceVersion"], created["metadata"]["resourceVersion"]);
+}
+
+// The cluster IP survives a replace that omits it, and may not be changed.
+TEST_F(ApiServerTest, ServiceClusterIpIsKeptAndImmutable) {
+  Json created = CallJson("POST", kServices, Service("web"), 201);
+  Json replace = Service("web");
+  replace["metadata"]["resourceVersion"] = created["metadata"]["resourceVersion"];
+  Json replaced = CallJson("PUT", std::string(kServices) + "/web", replace, 200);
+  EXPECT_EQ(replaced["spec"]["clusterIP"], created["spec"]["clusterIP"]);
+  replaced["spec"]["clusterIP"] = "10.96.99.99";
+  replaced["spec"]["clusterIPs"] = {"10.96.99.99"};
+  Json status = CallJson("PUT", std::string(kServices) + "/web", replaced, 422);
+  EXPECT_NE(status["message"].get<std::string>().find("may not change once set"),
+            std::string::npos);
+}
+
+// EndpointSlice generation moves with content changes; addressType is immutable.
+TEST_F(ApiServerTest, EndpointSliceGenerationAndImmutableAddressType) {
+  Json created = CallJson("POST", kSlices, Slice("web-1"), 201);
+  EXPECT_EQ(created["metadata"]["generation"], 1);
+  Json labelled = created;
+  labelled["metadata"]["labels"]["extra"] = "x";
+  Json after_label = CallJson("PUT", std::string(kSlices) + "/web-1", labelled, 200);
+  EXPECT_EQ(after_label["metadata"]["generation"], 1);
+  Json moved = after_label;
+  moved["endpoints"][0]["addresses"] = {"10.0.0.2"};
+  Json after_move = CallJson("PUT", std::string(kSlices) + "/web-1", moved, 200);
+  EXPECT_EQ(after_move["metadata"]["generation"], 2);
+  Json retyped = after_move;
+  retyped["addressType"] = "IPv6";
+  retyped["endpoints"][0]["addresses"] = {"fd00::1"};
+  Json status = CallJson("PUT", std::string(kSlices) + "/web-1", retyped, 422);
+  EXPECT_EQ(status["message"],
+            "EndpointSlice \"web-1\" is invalid: addressType: Invalid value: \"IPv6\": field is "
+            "immutable");
+  Json bad_ip = Slice("web-2");
+  bad_ip["endpoints"][0]["addresses"] = {"10.0.0.300"};
+  status = CallJson("POST", kSlices, bad_ip, 422);
+  EXPECT_EQ(status["message"],
+            "EndpointSlice \"web-2\" is invalid: endpoints[0].addresses[0]: Invalid value: "
+            "\"10.0.0.300\": must be a valid IP address");
+}
+
+// The main resource ignores status; the status subresource changes only status.
+TEST_F(ApiServerTest, StatusSubresource) {
+  Json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", "p"}}},
+              {"spec", {{"containers", {{{"name", "c"}, {"image", "nginx:1.27"}}}}}},
+              {"status", {{"phase", "Running"}}}};
+  const std::string pods = "/api/v1/namespaces/default/pods";
+  Json created = CallJson("POST", pods, pod, 201);
+  EXPECT_EQ(created["status"]["phase"], "Pending");
+  Json status_update = created;
+  status_update["status"]["phase"] = "Running";
+  status_update["metadata"]["labels"] = {{"ignored", "yes"}};
+  Json updated = CallJson("PUT", pods + "/p/status", status_update, 200);
+  EXPECT_EQ(updated["status"]["phase"], "Running");
+  EXPECT_FALSE(updated["metadata"].contains("labels"));
+  Json main_update = updated;
+  main_update["status"]["phase"] = "Failed";
+  main_update["metadata"]["labels"] = {{"kept", "yes"}};
+  Json after = CallJson("PUT", pods + "/p", main_update, 200);
+  EXPECT_EQ(after["status"]["phase"], "Running");
+  EXPECT_EQ(after["metadata"]["labels"]["kept"], "yes");
+}
+
+// Merge and JSON patches apply; strategic merge patch is refused for custom resources only.
+TEST_F(ApiServerTest, Patch) {
+  CallJson("POST", kServices, Service("web"), 201);
+  Json merged =
+      CallJson("PATCH", std::string(kServices) + "/web",
+               Json{{"metadata", {{"labels", {{"a", "b"}}}}}}, 200, "application/merge-patch+json");
+  EXPECT_EQ(merged["metadata"]["labels"]["a"], "b");
+  Json patched = CallJson("PATCH", std::string(kServices) + "/web",
+                          Json::array({{{"op", "remove"}, {"path", "/metadata/labels/a"}}}), 200,
+                          "application/json-patch+json");
+  EXPECT_FALSE(patched["metadata"].contains("labels") &&
+               patched["metadata"]["labels"].contains("a"));
+  Json missing = CallJson("PATCH", std::string(kServices) + "/nope", Json::object(), 404,
+                          "application/merge-patch+json");
+  EXPECT_EQ(missing["message"], "services \"nope\" not found");
+  HttpResponse bad_type = Call("PATCH", std::string(kServices) + "/web", "{}", "text/plain");
+  EXPECT_EQ(bad_type.status, 415);
+}
+
+// LIST pages with limit/continue over one snapshot, even while objects change.
+TEST_F(ApiServerTest, ListPagination) {
+  for (int i = 0; i < 5; ++i) {
+    CallJson("POST", kSlices, Slice("s" + std::to_string(i)), 201);
+  }
+  Json first = Get(std::string(kSlices) + "?limit=2");
+  ASSERT_EQ(first["items"].size(), 2u);
+  const std::string token = first["metadata"]["continue"];
+  CallJson("POST", kSlices, Slice("s9"), 201);  // after the snapshot: not in later pages
+  Json second = Get(std::string(kSlices) + "?limit=2&continue=" + token);
+  ASSERT_EQ(second["items"].size(), 2u);
+  EXPECT_EQ(second["items"][0]["metadata"]["name"], "s2");
+  EXPECT_EQ(second["metadata"]["resourceVersion"], first["metadata"]["resourceVersion"]);
+  Json third = Get(std::string(kSlices) +
+                   "?limit=2&continue=" + second["metadata"]["continue"].get<std::string>());
+  ASSERT_EQ(third["items"].size(), 1u);
+  EXPECT_EQ(third["items"][0]["metadata"]["name"], "s4");
+  EXPECT_FALSE(third["metadata"].contains("continue"));
+  Json bad = Get(std::string(kSlices) + "?continue=garbage", 400);
+  EXPECT_EQ(bad["message"], "continue key is not valid");
+}
+
+// Label and field selectors filter lists.
+TEST_F(ApiServerTest, ListSelectors) {
+  Json a = Slice("a");
+  a["metadata"]["labels"]["tier"] = "front";
+  CallJson("POST", kSlices, a, 201);
+  CallJson("POST", kSlices, Slice("b"), 201);
+  Json by_label = Get(std::string(kSlices) + "?labelSelector=tier%3Dfront");
+  ASSERT_EQ(by_label["items"].size(), 1u);
+  Json by_field = Get(std::string(kSlices) + "?fieldSelector=metadata.name%3Db");
+  ASSERT_EQ(by_field["items"].size(), 1u);
+  EXPECT_EQ(by_field["items"][0]["metadata"]["name"], "b");
+  Json not_a = Get(std::string(kSlices) + "?labelSelector=tier!%3Dfront");
+  ASSERT_EQ(not_a["items"].size(), 1u);
+  EXPECT_EQ(not_a["items"][0]["metadata"]["name"], "b");
+}
+
+// A watch from a resourceVersion gets exactly the later changes, in order, with selector
+// transitions as ADDED and DELETED.
+TEST_F(ApiServerTest, WatchFromResourceVersion) {
+  Json a = CallJson("POST", kSlices, Slice("a"), 201);
+  HttpResponse response =
+      Call("GET", std::string(kSlices) + "?watch=true&labelSelector=tier%3Dfront&resourceVersion=" +
+                      a["metadata"]["resourceVersion"].get<std::string>());
+  ASSERT_EQ(response.status, 200);
+  ASSERT_NE(response.stream, nullptr);
+  auto sink = std::make_shared<RecordingSink>();
+  response.stream->Start(sink);
+  a["metadata"]["labels"]["tier"] = "front";
+  a = CallJson("PUT", std::string(kSlices) + "/a", a, 200);
+  a["endpoints"][0]["addresses"] = {"10.0.0.9"};
+  a = CallJson("PUT", std::string(kSlices) + "/a", a, 200);
+  a["metadata"]["labels"]["tier"] = "back";
+  a = CallJson("PUT", std::string(kSlices) + "/a", a, 200);
+  CallJson("DELETE", std::string(kSlices) + "/a", nullptr, 200);
+  ASSERT_TRUE(Eventually([&] { return sink->Events().size() >= 3; }));
+  std::vector<Json> events = sink->Events();
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0]["type"], "ADDED");
+  EXPECT_EQ(events[1]["type"], "MODIFIED");
+  EXPECT_EQ(events[2]["type"], "DELETED");
+  EXPECT_EQ(events[2]["object"]["metadata"]["resourceVersion"], a["metadata"]["resourceVersion"]);
+  response.stream->Stop();
+}
+
+// sendInitialEvents delivers the current state, then a bookmark marking its end.
+TEST_F(ApiServerTest, WatchListSendsInitialEventsThenBookmark) {
+  CallJson("POST", kSlices, Slice("a"), 201);
+  CallJson("POST", kSlices, Slice("b"), 201);
+  HttpResponse response = Call("GET", std::string(kSlices) +
+                                          "?watch=true&sendInitialEvents=true&allowWatchBookmarks="
+                                          "true&resourceVersionMatch=NotOlderThan");
+  ASSERT_NE(response.stream, nullptr);
+  auto sink = std::make_shared<RecordingSink>();
+  response.stream->Start(sink);
+  std::vector<Json> events = sink->Events();
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0]["type"], "ADDED");
+  EXPECT_EQ(events[1]["type"], "ADDED");
+  EXPECT_EQ(events[2]["type"], "BOOKMARK");
+  EXPECT_EQ(events[2]["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"], "true");
+  EXPECT_EQ(events[2]["object"]["kind"], "EndpointSlice");
+  response.stream->Stop();
+}
+
+// Deleting an owner deletes its dependents in the background (Background propagation).
+TEST_F(ApiServerTest, GarbageCollectsDependents) {
+  Json service = CallJson("POST", kServices, Service("web"), 201);
+  CallJson("POST", kSlices, Slice("web-1", service["metadata"]["uid"]), 201);
+  CallJson("POST", kSlices, Slice("unowned"), 201);
+  CallJson("DELETE", std::string(kServices) + "/web", nullptr, 200);
+  EXPECT_TRUE(
+      Eventually([&] { return Call("GET", std::string(kSlices) + "/web-1").status == 404; }));
+  EXPECT_EQ(Call("GET", std::string(kSlices) + "/unowned").status, 200);
+}
+
+// Orphan propagation keeps the dependents and drops their owner reference.
+TEST_F(ApiServerTest, OrphanPropagationKeepsDependents) {
+  Json service = CallJson("POST", kServices, Service("web"), 201);
+  CallJson("POST", kSlices, Slice("web-1", service["metadata"]["uid"]), 201);
+  CallJson("DELETE", std::string(kServices) + "/web",
+           Json{{"kind", "DeleteOptions"}, {"propagationPolicy", "Orphan"}}, 202);
+  EXPECT_TRUE(
+      Eventually([&] { return Call("GET", std::string(kServices) + "/web").status == 404; }));
+  Json slice = Get(std::string(kSlices) + "/web-1");
+  EXPECT_FALSE(slice["metadata"].contains("ownerReferences"));
+}
+
+// Finalizers hold a deletion until they are removed.
+TEST_F(ApiServerTest, FinalizersHoldDeletion) {
+  Json slice = Slice("held");
+  slice["metadata"]["finalizers"] = {"example.com/hold"};
+  CallJson("POST", kSlices, slice, 201);
+  Json deleting = CallJson("DELETE", std::string(kSlices) + "/held", nullptr, 202);
+  EXPECT_TRUE(deleting["metadata"].contains("deletionTimestamp"));
+  Json current = Get(std::string(kSlices) + "/held");
+  current["metadata"].erase("finalizers");
+  CallJson("PUT", std::string(kSlices) + "/held", current, 200);
+  EXPECT_EQ(Call("GET", std::string(kSlices) + "/held").status, 404);
+}
+
+// Deleting a namespace empties it, then removes it; new content is refused meanwhile.
+TEST_F(ApiServerTest, NamespaceDeletion) {
+  CallJson("POST", "/api/v1/namespaces",
+           Json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "shop"}}}},
+           201);
+  CallJson("POST", "/api/v1/namespaces/shop/services", Service("web"), 201);
+  Json deleting = CallJson("DELETE", "/api/v1/namespaces/shop", nullptr, 202);
+  EXPECT_EQ(deleting["status"]["phase"], "Terminating");
+  EXPECT_TRUE(Eventually([&] { return Call("GET", "/api/v1/namespaces/shop").status == 404; }));
+  EXPECT_EQ(Call("GET", "/api/v1/namespaces/shop/services/web").status, 404);
+}
+
+// A scheduled pod terminates gracefully; gracePeriodSeconds=0 deletes at once.
+TEST_F(ApiServerTest, PodGracefulDeletion) {
+  Json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", "p"}}},
+              {"spec",
+               {{"nodeName", "n1"},
+                {"terminationGracePeriodSeconds", 1},
+                {"containers", {{{"name", "c"}, {"image", "nginx"}}}}}}};
+  const std::string pods = "/api/v1/namespaces/default/pods";
+  CallJson("POST", pods, pod, 201);
+  Json terminating = CallJson("DELETE", pods + "/p", nullptr, 202);
+  EXPECT_EQ(terminating["metadata"]["deletionGracePeriodSeconds"], 1);
+  EXPECT_TRUE(Eventually([&] { return Call("GET", pods + "/p").status == 404; }));
+  pod["metadata"]["name"] = "q";
+  CallJson("POST", pods, pod, 201);
+  CallJson("DELETE", pods + "/q?gracePeriodSeconds=0", nullptr, 200);
+  EXPECT_EQ(Call("GET", pods + "/q").status, 404);
+}
+
+// A CRD, once created, serves its resource; deleting it removes the resource and its objects.
+TEST_F(ApiServerTest, CustomResourceDefinitions) {
+  Json crd = {{"apiVersion", "apiextensions.k8s.io/v1"},
+              {"kind", "CustomResourceDefinition"},
+              {"metadata", {{"name", "widgets.example.com"}}},
+              {"spec",
+               {{"group", "example.com"},
+                {"scope", "Namespaced"},
+                {"names", {{"plural", "widgets"}, {"singular", "widget"}, {"kind", "Widget"}}},
+                {"versions",
+                 {{{"name", "v1"},
+                   {"served", true},
+                   {"storage", true},
+                   {"subresources", {{"status", Json::object()}}},
+                   {"schema",
+                    {{"openAPIV3Schema",
+                      {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}}}}}}};
+  Json created =
+      CallJson("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd, 201);
+  bool established = false;
+  for (const Json& condition : created["status"]["conditions"]) {
+    established =
+        established || (condition["type"] == "Established" && condition["status"] == "True");
+  }
+  EXPECT_TRUE(established);
+  const std::string widgets = "/apis/example.com/v1/namespaces/default/widgets";
+  Json widget = {{"apiVersion", "example.com/v1"},
+                 {"kind", "Widget"},
+                 {"metadata", {{"name", "w"}}},
+                 {"spec", {{"size", 1}}}};
+  Json w = CallJson("POST", widgets, widget, 201);
+  EXPECT_EQ(w["metadata"]["generation"], 1);
+  HttpResponse smp = Call("PATCH", widgets + "/w", "{}", "application/strategic-merge-patch+json");
+  EXPECT_EQ(smp.status, 415);
+  Restart();  // the resource is served again from the stored CRD
+  EXPECT_EQ(Get(widgets + "/w")["spec"]["size"], 1);
+  CallJson("DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com",
+           nullptr, 200);
+  EXPECT_EQ(Call("GET", widgets + "/w").status, 404);
+}
+
+// dryRun=All validates and answers without storing.
+TEST_F(ApiServerTest, DryRunStoresNothing) {
+  Json answer = CallJson("POST", std::string(kSlices) + "?dryRun=All", Slice("dry"), 201);
+  EXPECT_EQ(answer["metadata"]["name"], "dry");
+  EXPECT_EQ(Call("GET", std::string(kSlices) + "/dry").status, 404);
+  EXPECT_EQ(Call("POST", std::string(kSlices) + "?dryRun=Some", Slice("dry").dump()).status, 400);
+}
+
+// Discovery documents and the health endpoints answer.
+TEST_F(ApiServerTest, DiscoveryAndHealth) {
+  EXPECT_EQ(Call("GET", "/healthz").body, "ok");
+  EXPECT_EQ(Call("GET", "/readyz").status, 200);
+  EXPECT_EQ(Get("/version")["major"], "1");
+  Json core = Get("/api/v1");
+  bool has_pods_status = false;
+  for (const Json& resource : core["resources"]) {
+    has_pods_status = has_pods_status || resource["name"] == "pods/status";
+  }
+  EXPECT_TRUE(has_pods_status);
+  EXPECT_EQ(Get("/apis/discovery.k8s.io/v1")["groupVersion"], "discovery.k8s.io/v1");
+  EXPECT_EQ(Call("GET", "/openapi/v3").status, 200);
+}
+
+// The listen address parser and the loopback rule.
+TEST(ServeTest, ParsesListenAddresses) {
+  auto v4 = ParseListenAddress("127.0.0.1:6443");
+  ASSERT_TRUE(v4.ok());
+  EXPECT_EQ(v4->first, "127.0.0.1");
+  EXPECT_EQ(v4->second, 6443);
+  auto v6 = ParseListenAddress("[::1]:0");
+  ASSERT_TRUE(v6.ok());
+  EXPECT_EQ(v6->first, "::1");
+  EXPECT_EQ(ParseListenAddress("127.0.0.1").status().message(),
+            "--listen \"127.0.0.1\": want HOST:PORT or [IPv6]:PORT");
+  EXPECT_EQ(ParseListenAddress("127.0.0.1:99999").status().message(),
+            "--listen \"127.0.0.1:99999\": invalid port \"99999\"");
+  EXPECT_TRUE(IsLoopbackAddress("127.0.0.5"));
+  EXPECT_TRUE(IsLoopbackAddress("::1"));
+  EXPECT_FALSE(IsLoopbackAddress("0.0.0.0"));
+  ServeOptions options;
+  options.listen = "0.0.0.0:0";
+  options.data_dir = "/tmp/unused";
+  EXPECT_EQ(RunningApiServer::Start(options).status().message(),
+            "--listen 0.0.0.0:0: refusing to serve a non-loopback address without --token");
+}
+
+}  // namespace
+}  // namespace slicewright::apiserver
