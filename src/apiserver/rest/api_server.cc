@@ -1512,6 +1512,17 @@ HttpResponse ApiServer::Impl::Handle(HttpRequest& request) {
     response.headers.emplace_back("Etag", "\"" + hash + "\"");
     return response;
   }
+  if (path == "/openapi/v2" || path == "/openapi/v2/") {
+    // kubectl validates a v1 List on the client against OpenAPI v2, which it reads only as gnostic
+    // protobuf. An empty document (swagger "2.0", no paths, no definitions) tells it no type has
+    // a schema, which its validator takes as "assume valid"; every other object is validated by
+    // this server (fieldValidation, advertised in OpenAPI v3).
+    static constexpr char kEmptySwagger[] = {0x0a, 0x03, '2', '.', '0', 0x42, 0x00};
+    HttpResponse response =
+        JsonResponse(200, std::string(kEmptySwagger, sizeof(kEmptySwagger)));
+    response.content_type = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+    return response;
+  }
   const RequestInfo info = ParseRequestInfo(request.method, path, request.Query("watch"));
   if (!info.is_resource_request) {
     if (info.discovery_depth >= 0 && (request.method == "GET" || request.method == "HEAD")) {
