@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "slicewright/base/check.h"
 #include "slicewright/labels/validation.h"
 #include "slicewright/model/well_known.h"
 #include "slicewright/reconcile/hints.h"
@@ -107,7 +108,7 @@ std::uint64_t LoadOrdered64(const char* p) {
 
 // Three-way compare with std::string::compare's result sign, inlined for the same reason as
 // SameText: checking that a source is sorted compares every adjacent pair of addresses.
-int CompareText(std::string_view a, std::string_view b) {
+[[gnu::always_inline]] inline int CompareText(std::string_view a, std::string_view b) {
   const std::size_t n = std::min(a.size(), b.size());
   const char* p = a.data();
   const char* q = b.data();
@@ -211,6 +212,20 @@ bool StrictlyBefore(const Endpoint& a, const Endpoint& b) {
   return CompareEndpointIdentity(a, b) < 0;
 }
 
+// The address in the fingerprint key at `data` (fingerprint.h) when its endpoint has exactly one
+// address of fewer than 128 bytes (one length byte); a null view otherwise.
+[[gnu::always_inline]] inline std::string_view SingleAddressOfKey(const char* data,
+                                                                  std::size_t size) {
+  if (size < 2 || data[0] != 1) {
+    return {};
+  }
+  const auto length = static_cast<unsigned char>(data[1]);
+  if (length >= 0x80 || size < 2U + length) {
+    return {};
+  }
+  return {data + 2, length};
+}
+
 bool IsIgnoredKey(std::string_view key, std::span<const std::string> ignored) {
   return std::any_of(ignored.begin(), ignored.end(),
                      [key](const std::string& k) { return k == key; });
@@ -254,11 +269,32 @@ bool OwnedBy(const EndpointSlice& slice, const Owner& owner) {
 // runs of consecutive desired endpoints, so a full resync costs one comparison per endpoint.
 class DesiredSet {
  public:
-  DesiredSet(std::span<const Endpoint> endpoints, std::vector<Endpoint>* movable)
+  // `fingerprints`: nullptr, or the group's keys, one per endpoint.
+  DesiredSet(std::span<const Endpoint> endpoints, std::vector<Endpoint>* movable,
+             const FingerprintRun* fingerprints)
       : endpoints_(endpoints), movable_(movable), size_(endpoints.size()) {
     bool sorted_unique = true;
-    for (std::size_t i = 1; i < endpoints.size() && sorted_unique; ++i) {
-      sorted_unique = StrictlyBefore(endpoints[i - 1], endpoints[i]);
+    if (fingerprints != nullptr && !endpoints.empty()) {
+      // The keys hold the addresses back to back: no visit to the endpoints' address vectors.
+      const char* keys = fingerprints->keys.data();
+      const std::uint32_t* ends = fingerprints->ends.data();
+      std::string_view previous = SingleAddressOfKey(keys, ends[0]);
+      for (std::size_t i = 1; i < endpoints.size(); ++i) {
+        const std::string_view current =
+            SingleAddressOfKey(keys + ends[i - 1], ends[i] - ends[i - 1]);
+        const int c = previous.data() != nullptr && current.data() != nullptr
+                          ? CompareText(previous, current)
+                          : 0;
+        if (c > 0 || (c == 0 && !StrictlyBefore(endpoints[i - 1], endpoints[i]))) {
+          sorted_unique = false;
+          break;
+        }
+        previous = current;
+      }
+    } else {
+      for (std::size_t i = 1; i < endpoints.size() && sorted_unique; ++i) {
+        sorted_unique = StrictlyBefore(endpoints[i - 1], endpoints[i]);
+      }
     }
     // A sorted source (the usual case) needs no permutation: positions are input indexes.
     if (!sorted_unique) {
@@ -321,6 +357,47 @@ class DesiredSet {
     return position;
   }
 
+  // Claims, from the position after the previous match on, the run of unclaimed positions whose
+  // keys equal stored's keys [from, ...) one for one (so identity and every compared field are
+  // equal), and appends them to `kept`. Returns how many it claimed; the caller compares the
+  // rest field by field. `fingerprints` are the group's keys, indexed like its endpoints.
+  std::size_t ClaimRunByFingerprint(const FingerprintRun& stored, std::size_t from,
+                                    const FingerprintRun& fingerprints,
+                                    std::vector<std::uint32_t>& kept) {
+    const std::size_t start = hint_;
+    const std::size_t limit = std::min(stored.size() - from, size_ - std::min(size_, start));
+    std::size_t count = 0;
+    if (!permuted_ && limit > 0 && std::memchr(consumed_.data() + start, 1, limit) == nullptr) {
+      // Keys are self-delimiting, so equal byte ranges mean equal keys one for one: a slice that
+      // holds a run of desired endpoints unchanged costs one memcmp.
+      const std::size_t d_begin = fingerprints.begin_of(start);
+      const std::size_t d_end = fingerprints.ends[start + limit - 1];
+      const std::size_t s_begin = stored.begin_of(from);
+      const std::size_t s_end = stored.ends[from + limit - 1];
+      if (d_end - d_begin == s_end - s_begin &&
+          std::memcmp(fingerprints.keys.data() + d_begin, stored.keys.data() + s_begin,
+                      d_end - d_begin) == 0) {
+        count = limit;
+      }
+    }
+    if (count == 0) {
+      while (count < limit && consumed_[start + count] == 0) {
+        const auto position = static_cast<std::uint32_t>(start + count);
+        if (fingerprints.key(Index(position)) != stored.key(from + count)) {
+          break;
+        }
+        ++count;
+      }
+    }
+    for (std::size_t k = 0; k < count; ++k) {
+      consumed_[start + k] = 1;
+      kept.push_back(static_cast<std::uint32_t>(start + k));
+    }
+    remaining_ -= count;
+    hint_ = start + count;
+    return count;
+  }
+
   // The next unclaimed position in identity order, claimed. Requires remaining() > 0.
   std::uint32_t PopNext() {
     while (consumed_[cursor_] != 0) {
@@ -378,6 +455,9 @@ class Planner {
   Plan Run(std::span<const EndpointSlice> existing);
 
  private:
+  // The usable fingerprints of `stored`, or nullptr (see PlanOptions::existing_fingerprints).
+  const SliceFingerprints* FingerprintsOf(const EndpointSlice& stored) const;
+
   void PlanAddressType(const std::string& address_type,
                        const std::vector<const EndpointSlice*>& existing, Plan& plan);
   void PlanGroup(const EndpointGroup& group, std::vector<Endpoint>* movable,
@@ -396,7 +476,18 @@ class Planner {
   std::vector<EndpointGroup>* movable_groups_;
   const std::size_t max_;
   std::vector<std::string> populated_address_types_;
+  std::span<const EndpointSlice> existing_;
 };
+
+const SliceFingerprints* Planner::FingerprintsOf(const EndpointSlice& stored) const {
+  const std::vector<SliceFingerprints>* all = options_.existing_fingerprints;
+  if (all == nullptr || all->size() != existing_.size()) {
+    return nullptr;
+  }
+  const auto index = static_cast<std::size_t>(&stored - existing_.data());
+  const SliceFingerprints& fingerprints = (*all)[index];
+  return FingerprintsDescribe(fingerprints, stored) ? &fingerprints : nullptr;
+}
 
 EndpointSlice Planner::NewSlice(const std::string& address_type,
                                 const std::vector<EndpointPort>& ports) const {
@@ -452,6 +543,7 @@ void Planner::PrepareWrite(EndpointSlice& slice) const {
 
 Plan Planner::Run(std::span<const EndpointSlice> existing) {
   Plan plan;
+  existing_ = existing;
   if (options_.topology != nullptr) {
     populated_address_types_.assign(options_.topology->populated_address_types.begin(),
                                     options_.topology->populated_address_types.end());
@@ -601,7 +693,13 @@ void Planner::PlanAddressType(const std::string& address_type,
 void Planner::PlanGroup(const EndpointGroup& group, std::vector<Endpoint>* movable,
                         const std::vector<const EndpointSlice*>& existing, TypeWork& work,
                         Plan& plan) {
-  DesiredSet desired(group.endpoints, movable);
+  // Fingerprints on both sides turn the common case (slices holding runs of desired endpoints
+  // unchanged) into one byte comparison per slice.
+  const bool desired_fingerprints =
+      !group.fingerprints.empty() && group.fingerprints.size() == group.endpoints.size();
+  SW_DCHECK(!desired_fingerprints || group.fingerprints == FingerprintEndpoints(group.endpoints));
+  DesiredSet desired(group.endpoints, movable,
+                     desired_fingerprints ? &group.fingerprints : nullptr);
   const std::size_t desired_count = desired.size();
 
   // The slices of this group, in input order, with what happens to each.
@@ -620,7 +718,26 @@ void Planner::PlanGroup(const EndpointGroup& group, std::vector<Endpoint>* movab
   for (const EndpointSlice* stored : existing) {
     kept.clear();
     bool endpoint_updated = false;
-    for (const Endpoint& endpoint : stored->endpoints) {
+    const SliceFingerprints* stored_fingerprints =
+        desired_fingerprints ? FingerprintsOf(*stored) : nullptr;
+    const std::size_t stored_count = stored->endpoints.size();
+    for (std::size_t j = 0; j < stored_count; ++j) {
+      if (stored_fingerprints != nullptr) {
+        const std::size_t run = desired.ClaimRunByFingerprint(stored_fingerprints->endpoints, j,
+                                                              group.fingerprints, kept);
+#ifndef NDEBUG
+        for (std::size_t k = 0; k < run; ++k) {
+          const Endpoint& desired_endpoint = desired.at(kept[kept.size() - run + k]);
+          SW_DCHECK(IdentityEqual(desired_endpoint, stored->endpoints[j + k]) &&
+                    MatchedEndpointEqualBeyondIdentity(desired_endpoint, stored->endpoints[j + k]));
+        }
+#endif
+        j += run;
+        if (j == stored_count) {
+          break;
+        }
+      }
+      const Endpoint& endpoint = stored->endpoints[j];
       const std::uint32_t position = desired.Claim(endpoint);
       if (position == kNotFound) {
         continue;

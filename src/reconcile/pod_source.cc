@@ -18,6 +18,8 @@
 #include "slicewright/reconcile/hints.h"
 #include "slicewright/reconcile/planner.h"
 
+#include "reconcile/pod_source_internal.h"
+
 namespace slicewright::reconcile {
 namespace {
 
@@ -371,6 +373,31 @@ void OrderGroup(std::vector<SortRecord>& sort, bool ipv6, const IdentityComparer
 
 }  // namespace
 
+namespace internal {
+
+Diagnostic NodeNotFoundDiagnostic(const model::Service& service, const model::Pod& pod) {
+  return Diagnostic{Diagnostic::Severity::kWarning, std::string(kReasonNodeNotFound),
+                    "skipping Pod " + pod.metadata.name + " for Service " +
+                        model::NamespacedName(service.metadata) + ": Node " + pod.spec.node_name +
+                        " Not Found",
+                    /*retry=*/true};
+}
+
+std::string InvalidPodIpDetail(const model::Pod& pod, std::size_t index, const std::string& text) {
+  return "pods/" + pod.metadata.namespace_ + "/" + pod.metadata.name + ": .status.podIPs[" +
+         std::to_string(index) + "].ip: \"" + text.substr(0, 64) + "\" is not an IP address";
+}
+
+Diagnostic InvalidPodIpsDiagnostic(const model::Service& service, std::int64_t count,
+                                   const std::string& first) {
+  return Diagnostic{Diagnostic::Severity::kWarning, std::string(kReasonInvalidIPAddress),
+                    "Skipped " + std::to_string(count) + " invalid Pod IP addresses for Service " +
+                        model::NamespacedName(service.metadata) + " (first: " + first + ")",
+                    /*retry=*/false};
+}
+
+}  // namespace internal
+
 std::vector<std::string> SupportedAddressTypes(const model::Service& service) {
   bool ipv4 = false;
   bool ipv6 = false;
@@ -554,12 +581,7 @@ DesiredEndpoints DesiredFromService(const model::Service& service,
     const std::size_t key_index = port_sets.KeyFor(*pod);
     const model::Node* node = pod->spec.node_name.empty() ? nullptr : nodes(pod->spec.node_name);
     if (node == nullptr && !service.spec.publish_not_ready_addresses) {
-      desired.diagnostics.push_back(
-          Diagnostic{Diagnostic::Severity::kWarning, std::string(kReasonNodeNotFound),
-                     "skipping Pod " + pod->metadata.name + " for Service " +
-                         model::NamespacedName(service.metadata) + ": Node " + pod->spec.node_name +
-                         " Not Found",
-                     /*retry=*/true});
+      desired.diagnostics.push_back(internal::NodeNotFoundDiagnostic(service, *pod));
       continue;
     }
     const auto ip_begin = static_cast<std::uint32_t>(ips.size());
@@ -568,9 +590,7 @@ DesiredEndpoints DesiredFromService(const model::Service& service,
       std::optional<net::IpAddress> parsed = net::ParseIpSloppy(text);
       if (!parsed) {
         if (invalid_ips++ == 0) {  // decision §15.4: skipped and reported once per sync
-          first_invalid = "pods/" + pod->metadata.namespace_ + "/" + pod->metadata.name +
-                          ": .status.podIPs[" + std::to_string(i) + "].ip: \"" +
-                          text.substr(0, 64) + "\" is not an IP address";
+          first_invalid = internal::InvalidPodIpDetail(*pod, i, text);
         }
         continue;
       }
@@ -589,11 +609,8 @@ DesiredEndpoints DesiredFromService(const model::Service& service,
         PodRecord{pod, node, ip_begin, ip_end, static_cast<std::uint32_t>(key_index)});
   }
   if (invalid_ips > 0) {
-    desired.diagnostics.push_back(Diagnostic{
-        Diagnostic::Severity::kWarning, std::string(kReasonInvalidIPAddress),
-        "Skipped " + std::to_string(invalid_ips) + " invalid Pod IP addresses for Service " +
-            model::NamespacedName(service.metadata) + " (first: " + first_invalid + ")",
-        /*retry=*/false});
+    desired.diagnostics.push_back(
+        internal::InvalidPodIpsDiagnostic(service, invalid_ips, first_invalid));
   }
 
   // Pass 2: per (port set, address type), order the records by identity. Pods are read in their

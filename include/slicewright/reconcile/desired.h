@@ -9,6 +9,7 @@
 
 #include "slicewright/model/discovery.h"
 #include "slicewright/model/meta.h"
+#include "slicewright/reconcile/fingerprint.h"
 
 namespace slicewright::reconcile {
 
@@ -30,6 +31,12 @@ struct EndpointGroup {
   std::string address_type;  // "IPv4" or "IPv6"
   std::vector<model::EndpointPort> ports;
   std::vector<model::Endpoint> endpoints;
+  // Empty, or FingerprintEndpoints(endpoints): key i is endpoints[i]'s (fingerprint.h). Sources
+  // that keep their endpoints between syncs fill it, and whoever changes an endpoint must update
+  // or clear it. With the stored slices' fingerprints (PlanOptions), the planner compares
+  // unchanged endpoints by key. The initializer keeps three-field aggregate initialization
+  // warning-free.
+  FingerprintRun fingerprints = {};
 };
 
 // A problem worth an Event on the owner (a skipped pod, an invalid IP, a hints decision).

@@ -11,6 +11,7 @@
 
 #include "slicewright/model/discovery.h"
 #include "slicewright/reconcile/desired.h"
+#include "slicewright/reconcile/fingerprint.h"
 #include "slicewright/reconcile/plan.h"
 
 namespace slicewright::reconcile {
@@ -40,6 +41,10 @@ struct PlanOptions {
   bool compare_annotations = false;
   // nullptr: no topology cache (annotation-driven hints disabled).
   const TopologyInput* topology = nullptr;
+  // nullptr, or FingerprintSlice() of each existing slice, in the same order (the informer cache
+  // computes them once per slice version). Only a speed-up: a fingerprint that does not describe
+  // its slice (FingerprintsDescribe) is ignored, and so are all when the sizes differ.
+  const std::vector<SliceFingerprints>* existing_fingerprints = nullptr;
 };
 
 Plan PlanSlices(const DesiredEndpoints& desired, std::span<const model::EndpointSlice> existing,

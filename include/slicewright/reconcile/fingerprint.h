@@ -1,0 +1,67 @@
+// Endpoint fingerprints: a canonical, collision-free byte encoding (the key) of exactly the fields
+// the planner compares between a stored and a desired endpoint (identity, spec §3.7, and
+// EqualBeyondHash). Keys are computed once, when a source derives an endpoint or when the informer
+// cache observes a stored slice, and kept back to back per slice or group, so a sync that changes
+// one pod compares a few contiguous byte ranges instead of two 440-byte endpoints per endpoint.
+// Plain values; the functions are pure and reentrant.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "slicewright/model/discovery.h"
+
+namespace slicewright::reconcile {
+
+// Appends `endpoint`'s key to `out`: the number of addresses and each address (in order,
+// LEB128-length-prefixed), hostname, the three conditions, targetRef (kind, namespace, name, uid,
+// apiVersion, fieldPath; not resourceVersion), nodeName and zone, each optional field with a
+// presence mark. Keys are injective (equal keys: the planner sees the same endpoint needing no
+// rewrite) and self-delimiting (no key is a prefix of another), so two runs of keys are equal
+// exactly when their keys are equal one for one. Hints are left out, as the planner ignores them.
+// The planner also reads the leading address of a group's keys to check their identity order, so
+// the layout is part of this contract.
+void AppendFingerprintKey(const model::Endpoint& endpoint, std::string& out);
+std::string FingerprintKey(const model::Endpoint& endpoint);
+
+// The keys of a sequence of endpoints, back to back.
+struct FingerprintRun {
+  std::string keys;
+  std::vector<std::uint32_t> ends;  // ends[i]: the offset just past key i
+
+  std::size_t size() const { return ends.size(); }
+  bool empty() const { return ends.empty(); }
+  std::size_t begin_of(std::size_t i) const { return i == 0 ? 0 : ends[i - 1]; }
+  std::string_view key(std::size_t i) const {
+    return std::string_view(keys).substr(begin_of(i), ends[i] - begin_of(i));
+  }
+  void clear();
+  void Append(const model::Endpoint& endpoint);
+  // Key i becomes `endpoint`'s (in place when the length is unchanged, the common case).
+  void Replace(std::size_t i, const model::Endpoint& endpoint);
+  void Insert(std::size_t i, const model::Endpoint& endpoint);
+  void Erase(std::size_t i);
+  friend bool operator==(const FingerprintRun&, const FingerprintRun&) = default;
+};
+
+FingerprintRun FingerprintEndpoints(const std::vector<model::Endpoint>& endpoints);
+
+// The fingerprints of a stored slice's endpoints, in order, and the version of the slice they were
+// taken from. The planner uses them only for the slice with this uid and a non-empty, equal
+// resourceVersion and the same number of endpoints; any other slice is compared field by field.
+struct SliceFingerprints {
+  std::string uid;
+  std::string resource_version;
+  FingerprintRun endpoints;
+  friend bool operator==(const SliceFingerprints&, const SliceFingerprints&) = default;
+};
+
+SliceFingerprints FingerprintSlice(const model::EndpointSlice& slice);
+
+// Whether `fingerprints` were taken of `slice` as it is (see SliceFingerprints).
+bool FingerprintsDescribe(const SliceFingerprints& fingerprints, const model::EndpointSlice& slice);
+
+}  // namespace slicewright::reconcile

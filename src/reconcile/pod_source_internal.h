@@ -1,0 +1,24 @@
+// Diagnostics of the Service + Pods source, shared by DesiredFromService and
+// ServiceEndpointsBuilder so both word them the same. Pure functions.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "slicewright/model/core.h"
+#include "slicewright/reconcile/desired.h"
+
+namespace slicewright::reconcile::internal {
+
+// kReasonNodeNotFound for `pod`, whose Node is missing (retry = true).
+Diagnostic NodeNotFoundDiagnostic(const model::Service& service, const model::Pod& pod);
+
+// Names `pod`'s invalid podIPs[index] `text`, for InvalidPodIpsDiagnostic.
+std::string InvalidPodIpDetail(const model::Pod& pod, std::size_t index, const std::string& text);
+
+// The one kReasonInvalidIPAddress diagnostic of a sync: `count` invalid IPs, the first at `first`.
+Diagnostic InvalidPodIpsDiagnostic(const model::Service& service, std::int64_t count,
+                                   const std::string& first);
+
+}  // namespace slicewright::reconcile::internal

@@ -1,0 +1,147 @@
+#include "slicewright/reconcile/fingerprint.h"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "slicewright/model/discovery.h"
+#include "slicewright/reconcile/planner.h"
+
+#include "reconcile/planner_test_util.h"
+
+namespace slicewright::reconcile {
+namespace {
+
+using testing::FooDesired;
+using testing::PodEndpoint;
+
+// Equal fingerprints for planner-equal endpoints; every compared field changes the key, and
+// targetRef.resourceVersion and hints (which the planner ignores) do not.
+TEST(FingerprintTest, KeyCoversExactlyTheComparedFields) {
+  const model::Endpoint base = PodEndpoint(1);
+  EXPECT_EQ(FingerprintKey(base), FingerprintKey(PodEndpoint(1)));
+
+  model::Endpoint ignored = base;
+  ignored.target_ref->resource_version = "42";
+  ignored.hints = model::EndpointHints{{"zone-a"}, {}};
+  EXPECT_EQ(FingerprintKey(ignored), FingerprintKey(base));
+
+  std::vector<model::Endpoint> variants(14, base);
+  variants[0].addresses = {"1.2.3.99"};
+  variants[1].addresses.push_back("1.2.3.5");
+  variants[2].hostname = "";
+  variants[3].hostname = "h";
+  variants[4].conditions.ready = std::nullopt;
+  variants[5].conditions.serving = false;
+  variants[6].conditions.terminating = true;
+  variants[7].target_ref->uid = "other";
+  variants[8].target_ref->kind = "Other";
+  variants[9].target_ref->api_version = "v1";
+  variants[10].target_ref->field_path = "spec";
+  variants[11].node_name = std::nullopt;
+  variants[12].zone = "";
+  variants[13].target_ref = std::nullopt;
+  const std::string key = FingerprintKey(base);
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    EXPECT_NE(FingerprintKey(variants[i]), key) << i;
+  }
+}
+
+// Length prefixes keep field boundaries: moving a character from one field to the next changes
+// the key.
+TEST(FingerprintTest, FieldBoundariesAreUnambiguous) {
+  model::Endpoint a = PodEndpoint(1);
+  model::Endpoint b = a;
+  a.target_ref->namespace_ = "ab";
+  a.target_ref->name = "c";
+  b.target_ref->namespace_ = "a";
+  b.target_ref->name = "bc";
+  EXPECT_NE(FingerprintKey(a), FingerprintKey(b));
+  model::Endpoint long_name = a;
+  long_name.target_ref->name = std::string(300, 'x');
+  EXPECT_NE(FingerprintKey(long_name), FingerprintKey(a));
+}
+
+// A run keeps its keys back to back through replace (same and other length), insert and erase.
+TEST(FingerprintTest, RunEdits) {
+  std::vector<model::Endpoint> endpoints = {PodEndpoint(1), PodEndpoint(2), PodEndpoint(3)};
+  FingerprintRun run = FingerprintEndpoints(endpoints);
+  ASSERT_EQ(run.size(), 3U);
+  EXPECT_EQ(run.key(1), FingerprintKey(endpoints[1]));
+  endpoints[1].conditions.ready = false;  // same length
+  run.Replace(1, endpoints[1]);
+  EXPECT_EQ(run, FingerprintEndpoints(endpoints));
+  endpoints[0].zone = "zone-with-a-long-name";  // longer
+  run.Replace(0, endpoints[0]);
+  EXPECT_EQ(run, FingerprintEndpoints(endpoints));
+  endpoints[0].zone = std::nullopt;  // shorter
+  run.Replace(0, endpoints[0]);
+  EXPECT_EQ(run, FingerprintEndpoints(endpoints));
+  endpoints.insert(endpoints.begin() + 1, PodEndpoint(7));
+  run.Insert(1, endpoints[1]);
+  EXPECT_EQ(run, FingerprintEndpoints(endpoints));
+  endpoints.erase(endpoints.begin());
+  run.Erase(0);
+  EXPECT_EQ(run, FingerprintEndpoints(endpoints));
+  run.clear();
+  EXPECT_TRUE(run.empty());
+}
+
+// A slice's fingerprints are used only for the version they were taken of.
+TEST(FingerprintTest, DescribesOnlyTheSameVersion) {
+  model::EndpointSlice slice;
+  slice.metadata.uid = "u1";
+  slice.metadata.resource_version = "7";
+  slice.endpoints = {PodEndpoint(1), PodEndpoint(2)};
+  const SliceFingerprints fingerprints = FingerprintSlice(slice);
+  ASSERT_EQ(fingerprints.endpoints.size(), 2U);
+  EXPECT_TRUE(FingerprintsDescribe(fingerprints, slice));
+  model::EndpointSlice newer = slice;
+  newer.metadata.resource_version = "8";
+  EXPECT_FALSE(FingerprintsDescribe(fingerprints, newer));
+  model::EndpointSlice other = slice;
+  other.metadata.uid = "u2";
+  EXPECT_FALSE(FingerprintsDescribe(fingerprints, other));
+  model::EndpointSlice unversioned = slice;
+  unversioned.metadata.resource_version.clear();
+  EXPECT_FALSE(FingerprintsDescribe(FingerprintSlice(unversioned), unversioned));
+}
+
+// Stale fingerprints (of an older version of a slice) are ignored: the plan still rewrites the
+// changed endpoint.
+TEST(FingerprintTest, PlannerIgnoresStaleFingerprints) {
+  DesiredEndpoints desired = FooDesired(3);
+  desired.groups[0].fingerprints = FingerprintEndpoints(desired.groups[0].endpoints);
+  model::EndpointSlice slice;
+  slice.metadata.name = "foo-1";
+  slice.metadata.uid = "u1";
+  slice.metadata.resource_version = "1";
+  slice.metadata.namespace_ = "test";
+  slice.metadata.labels = desired.labels;
+  slice.metadata.owner_references = {
+      model::OwnerReference{"v1", "Service", "foo", "test-foo", true, true}};
+  slice.address_type = "IPv4";
+  slice.ports = desired.groups[0].ports;
+  slice.endpoints = desired.groups[0].endpoints;
+  const std::vector<SliceFingerprints> fingerprints = {FingerprintSlice(slice)};
+  PlanOptions options;
+  options.existing_fingerprints = &fingerprints;
+  std::vector<model::EndpointSlice> stored = {slice};
+  EXPECT_TRUE(PlanSlices(desired, stored, options).empty());
+
+  // The slice changed behind the fingerprints' back (a newer version).
+  stored[0].endpoints[1].conditions.ready = false;
+  stored[0].metadata.resource_version = "2";
+  const Plan plan = PlanSlices(desired, stored, options);
+  ASSERT_EQ(plan.actions.size(), 1U);
+  EXPECT_EQ(plan.actions[0].slice.endpoints, desired.groups[0].endpoints);
+
+  // Fingerprints for another number of slices are ignored altogether.
+  const std::vector<SliceFingerprints> none;
+  options.existing_fingerprints = &none;
+  EXPECT_EQ(PlanSlices(desired, stored, options).actions.size(), 1U);
+}
+
+}  // namespace
+}  // namespace slicewright::reconcile
