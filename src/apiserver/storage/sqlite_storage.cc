@@ -1,0 +1,826 @@
+#include "apiserver/storage/sqlite_storage.h"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+namespace slicewright::apiserver {
+namespace internal {
+namespace {
+
+constexpr std::int64_t kSchemaVersion = 1;
+
+// The on-disk format. events.type is EventType's value (0 added, 1 modified, 2 deleted);
+// create_rev and prev_mod_rev let a snapshot list undo an event whose predecessors are compacted.
+// The current revision is not stored: compaction always keeps the newest event, and when nothing
+// is kept the compacted revision is the newest one.
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS meta(
+  name TEXT PRIMARY KEY,
+  value INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS objects(
+  key TEXT PRIMARY KEY,
+  create_rev INTEGER NOT NULL,
+  mod_rev INTEGER NOT NULL,
+  value BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events(
+  rev INTEGER PRIMARY KEY,
+  key TEXT NOT NULL,
+  type INTEGER NOT NULL,
+  create_rev INTEGER NOT NULL,
+  prev_mod_rev INTEGER NOT NULL,
+  value BLOB NOT NULL,
+  prev_value BLOB
+);
+INSERT OR IGNORE INTO meta(name, value) VALUES ('schema_version', 1), ('compacted_revision', 0);
+)sql";
+
+struct StmtDeleter {
+  void operator()(sqlite3_stmt* stmt) const { sqlite3_finalize(stmt); }
+};
+using Stmt = std::unique_ptr<sqlite3_stmt, StmtDeleter>;
+
+Status SqliteStatus(sqlite3* db, int rc, std::string_view what) {
+  std::string message(what);
+  message += ": ";
+  message += db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  const int primary = rc & 0xff;
+  if (primary == SQLITE_CANTOPEN && db != nullptr && sqlite3_system_errno(db) != 0) {
+    message += " (" + std::generic_category().message(sqlite3_system_errno(db)) + ")";
+  }
+  switch (primary) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return UnavailableError(std::move(message));
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT:
+      return DataLossError(std::move(message));
+    default:
+      return InternalError(std::move(message));
+  }
+}
+
+// SQLITE_STATIC is an old-style cast of 0; nullptr is the same destructor and compiles cleanly.
+void BindText(sqlite3_stmt* stmt, int index, std::string_view text) {
+  sqlite3_bind_text(stmt, index, text.data(), static_cast<int>(text.size()), nullptr);
+}
+void BindBlob(sqlite3_stmt* stmt, int index, std::string_view blob) {
+  // data() of a std::string is never null, so an empty value binds as an empty blob, not NULL.
+  sqlite3_bind_blob(stmt, index, blob.data(), static_cast<int>(blob.size()), nullptr);
+}
+std::string ColumnString(sqlite3_stmt* stmt, int index) {
+  const void* data = sqlite3_column_blob(stmt, index);
+  const int size = sqlite3_column_bytes(stmt, index);
+  if (data == nullptr || size <= 0) return {};
+  return {static_cast<const char*>(data), static_cast<std::size_t>(size)};
+}
+
+std::string RevisionText(std::int64_t revision) { return std::to_string(revision); }
+
+}  // namespace
+
+// Owns the connection and the prepared statements of the write path. Not thread-safe: the storage
+// uses it from Open and then under its write lock only.
+class SqliteDb {
+ public:
+  SqliteDb() = default;
+  SqliteDb(const SqliteDb&) = delete;
+  SqliteDb& operator=(const SqliteDb&) = delete;
+  ~SqliteDb() {
+    // Statements first: sqlite3_close refuses to close a connection with live statements.
+    for (Stmt* stmt : {&begin_, &commit_, &rollback_, &insert_object_, &update_object_,
+                       &delete_object_, &insert_event_, &delete_events_, &set_compacted_}) {
+      stmt->reset();
+    }
+    sqlite3_close_v2(db_);
+  }
+
+  static Result<std::unique_ptr<SqliteDb>> Open(const std::string& path, bool synchronous_full) {
+    auto db = std::make_unique<SqliteDb>();
+    db->path_ = path;
+    // NOMUTEX: the storage already serializes every use of the connection.
+    const int rc =
+        sqlite3_open_v2(path.c_str(), &db->db_,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+    const std::string what = "opening database " + path;
+    if (rc != SQLITE_OK) return SqliteStatus(db->db_, rc, what);
+    sqlite3_extended_result_codes(db->db_, 1);
+    if (sqlite3_db_readonly(db->db_, "main") == 1) {
+      return InternalError(what + ": the file is read-only");
+    }
+    // EXCLUSIVE keeps a second process (or a second SqliteStorage) from writing behind our
+    // in-memory copy, and lets WAL mode skip its shared-memory index.
+    SW_RETURN_IF_ERROR(db->Exec("PRAGMA locking_mode=EXCLUSIVE", what));
+    SW_ASSIGN_OR_RETURN(std::string mode, db->QueryText("PRAGMA journal_mode=WAL", what));
+    if (mode != "wal") {
+      return InternalError(what + ": journal mode is " + mode + ", WAL could not be enabled");
+    }
+    SW_RETURN_IF_ERROR(
+        db->Exec(synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL", what));
+    SW_RETURN_IF_ERROR(db->CreateSchema(what));
+    return db;
+  }
+
+  const std::string& path() const { return path_; }
+
+  // "<what>: <SQLite's message>", coded as SqliteStatus does.
+  Status Error(int rc, std::string_view what) const { return SqliteStatus(db_, rc, what); }
+
+  Status Exec(const char* sql, std::string_view what) {
+    const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
+    if (rc != SQLITE_OK) return Error(rc, what);
+    return Status::Ok();
+  }
+
+  Result<Stmt> Prepare(const char* sql, std::string_view what) {
+    sqlite3_stmt* raw = nullptr;
+    const int rc = sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &raw, nullptr);
+    Stmt stmt(raw);
+    if (rc != SQLITE_OK) return Error(rc, what);
+    return stmt;
+  }
+
+  // The first column of the first row of a one-row query, as an integer.
+  Result<std::int64_t> QueryInt64(const char* sql, std::string_view what) {
+    SW_ASSIGN_OR_RETURN(Stmt stmt, Prepare(sql, what));
+    const int rc = sqlite3_step(stmt.get());
+    if (rc != SQLITE_ROW) return Error(rc == SQLITE_DONE ? SQLITE_CORRUPT : rc, what);
+    if (sqlite3_column_type(stmt.get(), 0) != SQLITE_INTEGER) {
+      return DataLossError(std::string(what) + ": the value is not an integer");
+    }
+    return static_cast<std::int64_t>(sqlite3_column_int64(stmt.get(), 0));
+  }
+
+  // The first column of the first row of a one-row query, as text.
+  Result<std::string> QueryText(const char* sql, std::string_view what) {
+    SW_ASSIGN_OR_RETURN(Stmt stmt, Prepare(sql, what));
+    const int rc = sqlite3_step(stmt.get());
+    if (rc != SQLITE_ROW) return Error(rc, what);
+    return ColumnString(stmt.get(), 0);
+  }
+
+  // Runs a statement that returns no rows, then resets it for reuse.
+  Status Run(sqlite3_stmt* stmt, std::string_view what) {
+    const int rc = sqlite3_step(stmt);
+    Status status = rc == SQLITE_DONE ? Status::Ok() : Error(rc, what);
+    sqlite3_reset(stmt);
+    sqlite3_clear_bindings(stmt);
+    return status;
+  }
+
+  Status CreateSchema(const std::string& what) {
+    SW_RETURN_IF_ERROR(Exec("BEGIN", what));
+    Status status = Exec(kSchema, what);
+    if (status.ok()) status = Exec("COMMIT", what);
+    if (!status.ok() && sqlite3_get_autocommit(db_) == 0) {
+      static_cast<void>(Exec("ROLLBACK", what));
+    }
+    return status;
+  }
+
+  Status PrepareWriteStatements() {
+    struct Entry {
+      Stmt* stmt;
+      const char* sql;
+    };
+    const std::array<Entry, 9> entries = {{
+        {&begin_, "BEGIN"},
+        {&commit_, "COMMIT"},
+        {&rollback_, "ROLLBACK"},
+        {&insert_object_,
+         "INSERT INTO objects(key, create_rev, mod_rev, value) VALUES (?, ?, ?, ?)"},
+        {&update_object_, "UPDATE objects SET mod_rev = ?, value = ? WHERE key = ?"},
+        {&delete_object_, "DELETE FROM objects WHERE key = ?"},
+        {&insert_event_,
+         "INSERT INTO events(rev, key, type, create_rev, prev_mod_rev, value, prev_value) "
+         "VALUES (?, ?, ?, ?, ?, ?, ?)"},
+        {&delete_events_, "DELETE FROM events WHERE rev <= ?"},
+        {&set_compacted_, "UPDATE meta SET value = ? WHERE name = 'compacted_revision'"},
+    }};
+    for (const Entry& entry : entries) {
+      SW_ASSIGN_OR_RETURN(*entry.stmt, Prepare(entry.sql, "preparing statements for " + path_));
+    }
+    return Status::Ok();
+  }
+
+  // Commits one write, and a compaction up to `new_compacted` when it is not 0, as one
+  // transaction. On failure the transaction is rolled back and nothing is left behind.
+  Status CommitWrite(const HistoryEntry& entry, std::int64_t new_compacted) {
+    if (!broken_.ok()) return broken_;
+    const StorageEvent& event = *entry.event;
+    const std::string what =
+        "writing revision " + RevisionText(event.revision) + " of " + event.key + " in " + path_;
+    Status status = Run(begin_.get(), what);
+    if (status.ok()) {
+      switch (event.type) {
+        case EventType::kAdded: {
+          sqlite3_stmt* stmt = insert_object_.get();
+          BindText(stmt, 1, event.key);
+          sqlite3_bind_int64(stmt, 2, event.revision);
+          sqlite3_bind_int64(stmt, 3, event.revision);
+          BindBlob(stmt, 4, event.record->json);
+          status = Run(stmt, what);
+          break;
+        }
+        case EventType::kModified: {
+          sqlite3_stmt* stmt = update_object_.get();
+          sqlite3_bind_int64(stmt, 1, event.revision);
+          BindBlob(stmt, 2, event.record->json);
+          BindText(stmt, 3, event.key);
+          status = Run(stmt, what);
+          break;
+        }
+        case EventType::kDeleted: {
+          sqlite3_stmt* stmt = delete_object_.get();
+          BindText(stmt, 1, event.key);
+          status = Run(stmt, what);
+          break;
+        }
+      }
+      // The memory map said the key was there (or absent); a disagreeing table is corruption.
+      if (status.ok() && sqlite3_changes(db_) != 1) {
+        status = DataLossError(what + ": the objects table disagrees with memory");
+      }
+    }
+    if (status.ok()) {
+      sqlite3_stmt* stmt = insert_event_.get();
+      sqlite3_bind_int64(stmt, 1, event.revision);
+      BindText(stmt, 2, event.key);
+      sqlite3_bind_int(stmt, 3, static_cast<int>(event.type));
+      sqlite3_bind_int64(stmt, 4, entry.create_revision);
+      sqlite3_bind_int64(stmt, 5, entry.prev_mod_revision);
+      BindBlob(stmt, 6, event.record->json);
+      if (event.prev != nullptr) {
+        BindBlob(stmt, 7, event.prev->json);
+      } else {
+        sqlite3_bind_null(stmt, 7);
+      }
+      status = Run(stmt, what);
+    }
+    if (status.ok() && new_compacted != 0) {
+      sqlite3_bind_int64(delete_events_.get(), 1, new_compacted);
+      status = Run(delete_events_.get(), what);
+      if (status.ok()) {
+        sqlite3_bind_int64(set_compacted_.get(), 1, new_compacted);
+        status = Run(set_compacted_.get(), what);
+      }
+    }
+    if (status.ok()) status = Run(commit_.get(), what);
+    if (!status.ok() && sqlite3_get_autocommit(db_) == 0) {
+      // SQLite rolls some failures back by itself; otherwise the transaction is still open.
+      Status rollback = Run(rollback_.get(), what);
+      if (!rollback.ok()) {
+        // Memory and disk may now disagree: refuse every later write rather than diverge.
+        broken_ = InternalError("the store refuses writes after a failed rollback: " +
+                                std::string(rollback.message()));
+      }
+    }
+    return status;
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+  std::string path_;
+  Status broken_;
+  Stmt begin_, commit_, rollback_, insert_object_, update_object_, delete_object_, insert_event_,
+      delete_events_, set_compacted_;
+};
+
+// The watchers and the order lock. Shared by the storage and its registrations, so a registration
+// may outlive the storage. `mu` is held while a write is appended to memory and delivered, and
+// while a watch is registered with its backlog, which is what makes registration gapless.
+class WatchHub {
+ public:
+  struct Watcher {
+    std::uint64_t id = 0;
+    std::string prefix;
+    std::int64_t min_revision = 0;  // live events at or below it are skipped
+    std::shared_ptr<WatchSink> sink;
+  };
+
+  // The bucket of a prefix: its longest '/'-terminated part ("" if it has no '/').
+  static std::string_view BucketOf(std::string_view prefix) {
+    const std::size_t slash = prefix.rfind('/');
+    return slash == std::string_view::npos ? std::string_view() : prefix.substr(0, slash + 1);
+  }
+
+  std::mutex mu;
+
+  // Requires mu.
+  std::uint64_t AddLocked(std::string prefix, std::int64_t min_revision,
+                          std::shared_ptr<WatchSink> sink) {
+    const std::uint64_t id = next_id_++;
+    std::string bucket(BucketOf(prefix));
+    buckets_[std::move(bucket)].push_back(
+        Watcher{id, std::move(prefix), min_revision, std::move(sink)});
+    return id;
+  }
+
+  void Remove(std::string_view bucket, std::uint64_t id) {
+    std::shared_ptr<WatchSink>
+        sink;  // released after the lock: its destructor is the caller's code
+    std::lock_guard lock(mu);
+    auto it = buckets_.find(bucket);
+    if (it == buckets_.end()) return;
+    std::vector<Watcher>& watchers = it->second;
+    auto found = std::find_if(watchers.begin(), watchers.end(),
+                              [id](const Watcher& watcher) { return watcher.id == id; });
+    if (found == watchers.end()) return;
+    sink = std::move(found->sink);
+    watchers.erase(found);
+    if (watchers.empty()) buckets_.erase(it);
+  }
+
+  // Requires mu. Visits only the buckets that are '/'-terminated prefixes of the key (and "").
+  void DeliverLocked(const EventPtr& event) {
+    if (buckets_.empty()) return;
+    const std::string_view key = event->key;
+    auto deliver = [&](std::string_view bucket) {
+      auto it = buckets_.find(bucket);
+      if (it == buckets_.end()) return;
+      for (const Watcher& watcher : it->second) {
+        if (event->revision > watcher.min_revision && key.starts_with(watcher.prefix)) {
+          watcher.sink->OnEvent(event);
+        }
+      }
+    };
+    deliver({});
+    for (std::size_t slash = key.find('/'); slash != std::string_view::npos;
+         slash = key.find('/', slash + 1)) {
+      deliver(key.substr(0, slash + 1));
+    }
+  }
+
+ private:
+  std::uint64_t next_id_ = 1;                                         // guarded by mu
+  std::map<std::string, std::vector<Watcher>, std::less<>> buckets_;  // guarded by mu
+};
+
+}  // namespace internal
+
+namespace {
+
+using internal::HistoryEntry;
+using internal::Stmt;
+
+class SqliteWatchRegistration final : public WatchRegistration {
+ public:
+  SqliteWatchRegistration(std::shared_ptr<internal::WatchHub> hub, std::string bucket,
+                          std::uint64_t id, std::int64_t start_revision)
+      : hub_(std::move(hub)),
+        bucket_(std::move(bucket)),
+        id_(id),
+        start_revision_(start_revision) {}
+  SqliteWatchRegistration(const SqliteWatchRegistration&) = delete;
+  SqliteWatchRegistration& operator=(const SqliteWatchRegistration&) = delete;
+  ~SqliteWatchRegistration() override { hub_->Remove(bucket_, id_); }
+
+  std::int64_t start_revision() const override { return start_revision_; }
+
+ private:
+  std::shared_ptr<internal::WatchHub> hub_;
+  std::string bucket_;
+  std::uint64_t id_;
+  std::int64_t start_revision_;
+};
+
+using AttributesFn = std::function<Result<ObjectAttributes>(std::string_view, std::string_view)>;
+
+Result<RecordPtr> LoadRecord(const AttributesFn& attributes, const std::string& key,
+                             std::int64_t revision, std::string json) {
+  auto record = std::make_shared<ObjectRecord>();
+  record->json = std::move(json);
+  if (attributes) {
+    Result<ObjectAttributes> computed = attributes(key, record->json);
+    if (!computed.ok()) {
+      return DataLossError("loading " + key + " at revision " + internal::RevisionText(revision) +
+                           ": " + std::string(computed.status().message()));
+    }
+    record->attributes = std::move(computed).value();
+  }
+  return RecordPtr(std::move(record));
+}
+
+Status RowError(const std::string& key, std::int64_t revision, std::string_view problem) {
+  return DataLossError("loading " + key + " at revision " + internal::RevisionText(revision) +
+                       ": " + std::string(problem));
+}
+
+// Whether a key is past a list's continue point.
+bool StartsAfter(std::string_view key, const ListOptions& options) {
+  return options.start_after.empty() || key > options.start_after;
+}
+
+}  // namespace
+
+SqliteStorage::SqliteStorage(PassKey /*key*/, std::int64_t history_events)
+    : history_events_(history_events),
+      compaction_slack_(std::clamp<std::int64_t>(history_events / 10, 1, 1000)),
+      hub_(std::make_shared<internal::WatchHub>()) {}
+
+SqliteStorage::~SqliteStorage() = default;
+
+// Options by value, as every factory here takes them (house style 6.4).
+// NOLINTNEXTLINE(performance-unnecessary-value-param)
+Result<std::unique_ptr<SqliteStorage>> SqliteStorage::Open(SqliteStorageOptions options) {
+  if (options.path.empty()) return InvalidError("the storage path is empty");
+  if (options.history_events < 1) {
+    return InvalidError("history_events must be at least 1, got " +
+                        internal::RevisionText(options.history_events));
+  }
+  std::filesystem::path dir = std::filesystem::path(options.path).parent_path();
+  if (dir.empty()) dir = ".";
+  std::error_code error;
+  const std::filesystem::file_status dir_status = std::filesystem::status(dir, error);
+  if (!std::filesystem::exists(dir_status)) {
+    return InvalidError("the data directory " + dir.string() + " of " + options.path +
+                        " does not exist");
+  }
+  if (!std::filesystem::is_directory(dir_status)) {
+    return InvalidError("the data directory " + dir.string() + " of " + options.path +
+                        " is not a directory");
+  }
+
+  // Create the file ourselves: when SQLite cannot, it retries read-only and reports that attempt's
+  // errno (ENOENT), hiding the real reason (EACCES, EROFS, ...).
+  const int fd = ::open(options.path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    ::close(fd);
+  } else if (errno != EEXIST) {
+    return InternalError("cannot create database " + options.path + ": " +
+                         std::generic_category().message(errno));
+  }
+
+  SW_ASSIGN_OR_RETURN(std::unique_ptr<internal::SqliteDb> db,
+                      internal::SqliteDb::Open(options.path, options.synchronous_full));
+  auto storage = std::make_unique<SqliteStorage>(PassKey{}, options.history_events);
+  SW_RETURN_IF_ERROR(storage->Load(*db, options));
+  SW_RETURN_IF_ERROR(db->PrepareWriteStatements());
+  storage->db_ = std::move(db);
+  return storage;
+}
+
+Status SqliteStorage::Load(internal::SqliteDb& db, const SqliteStorageOptions& options) {
+  const std::string what = "loading database " + db.path();
+  SW_ASSIGN_OR_RETURN(const std::int64_t version,
+                      db.QueryInt64("SELECT value FROM meta WHERE name = 'schema_version'", what));
+  if (version != internal::kSchemaVersion) {
+    return DataLossError("database " + db.path() + " has schema version " +
+                         std::to_string(version) + ", this build reads version " +
+                         std::to_string(internal::kSchemaVersion));
+  }
+  SW_ASSIGN_OR_RETURN(
+      compacted_revision_,
+      db.QueryInt64("SELECT value FROM meta WHERE name = 'compacted_revision'", what));
+  current_revision_ = compacted_revision_;
+
+  // The newest loaded version of each key, so an event's prev and an object share the record of
+  // the event that wrote it instead of parsing the same JSON again.
+  std::map<std::string, std::pair<std::int64_t, RecordPtr>, std::less<>> latest;
+
+  SW_ASSIGN_OR_RETURN(
+      Stmt events,
+      db.Prepare("SELECT rev, key, type, create_rev, prev_mod_rev, value, prev_value FROM events "
+                 "WHERE rev > ? ORDER BY rev",
+                 what));
+  sqlite3_bind_int64(events.get(), 1, compacted_revision_);
+  int rc = SQLITE_OK;
+  while ((rc = sqlite3_step(events.get())) == SQLITE_ROW) {
+    sqlite3_stmt* row = events.get();
+    const std::int64_t revision = sqlite3_column_int64(row, 0);
+    std::string key = internal::ColumnString(row, 1);
+    const int type = sqlite3_column_int(row, 2);
+    HistoryEntry entry;
+    entry.create_revision = sqlite3_column_int64(row, 3);
+    entry.prev_mod_revision = sqlite3_column_int64(row, 4);
+    if (type < static_cast<int>(EventType::kAdded) ||
+        type > static_cast<int>(EventType::kDeleted)) {
+      return RowError(key, revision, "unknown event type " + std::to_string(type));
+    }
+    auto event = std::make_shared<StorageEvent>();
+    event->type = static_cast<EventType>(type);
+    event->revision = revision;
+    if (event->type != EventType::kAdded) {
+      if (sqlite3_column_type(row, 6) == SQLITE_NULL) {
+        return RowError(key, revision, "the event has no previous value");
+      }
+      auto found = latest.find(key);
+      if (found != latest.end() && found->second.first == entry.prev_mod_revision) {
+        event->prev = found->second.second;
+      } else {
+        SW_ASSIGN_OR_RETURN(event->prev,
+                            LoadRecord(options.attributes, key, entry.prev_mod_revision,
+                                       internal::ColumnString(row, 6)));
+      }
+    }
+    SW_ASSIGN_OR_RETURN(event->record, LoadRecord(options.attributes, key, revision,
+                                                  internal::ColumnString(row, 5)));
+    latest.insert_or_assign(key, std::make_pair(revision, event->record));
+    event->key = std::move(key);
+    current_revision_ = revision;
+    entry.event = std::move(event);
+    history_.push_back(std::move(entry));
+  }
+  if (rc != SQLITE_DONE) return db.Error(rc, what);
+
+  SW_ASSIGN_OR_RETURN(Stmt objects,
+                      db.Prepare("SELECT key, create_rev, mod_rev, value FROM objects", what));
+  while ((rc = sqlite3_step(objects.get())) == SQLITE_ROW) {
+    sqlite3_stmt* row = objects.get();
+    std::string key = internal::ColumnString(row, 0);
+    StoredObject object;
+    object.create_revision = sqlite3_column_int64(row, 1);
+    object.mod_revision = sqlite3_column_int64(row, 2);
+    if (object.mod_revision > current_revision_ || object.create_revision > object.mod_revision) {
+      return RowError(key, object.mod_revision,
+                      "revisions out of range (created " +
+                          internal::RevisionText(object.create_revision) + ", newest revision " +
+                          internal::RevisionText(current_revision_) + ")");
+    }
+    auto found = latest.find(key);
+    if (found != latest.end() && found->second.first == object.mod_revision) {
+      object.record = found->second.second;
+    } else {
+      SW_ASSIGN_OR_RETURN(object.record, LoadRecord(options.attributes, key, object.mod_revision,
+                                                    internal::ColumnString(row, 3)));
+    }
+    objects_.emplace(std::move(key), std::move(object));
+  }
+  if (rc != SQLITE_DONE) return db.Error(rc, what);
+  return Status::Ok();
+}
+
+Result<std::int64_t> SqliteStorage::Create(std::string_view key, const Render& render) {
+  return Write(WriteKind::kCreate, key, 0, render);
+}
+
+Result<std::int64_t> SqliteStorage::Update(std::string_view key, std::int64_t expected_mod_revision,
+                                           const Render& render) {
+  return Write(WriteKind::kUpdate, key, expected_mod_revision, render);
+}
+
+Result<std::int64_t> SqliteStorage::Delete(std::string_view key, std::int64_t expected_mod_revision,
+                                           const Render& render) {
+  return Write(WriteKind::kDelete, key, expected_mod_revision, render);
+}
+
+Result<std::int64_t> SqliteStorage::Write(WriteKind kind, std::string_view key,
+                                          std::int64_t expected_mod_revision,
+                                          const Render& render) {
+  if (!render) return InternalError("writing " + std::string(key) + ": no render function");
+  std::lock_guard write_lock(write_mu_);
+  auto it = objects_.find(key);
+  const StoredObject* existing = it == objects_.end() ? nullptr : &it->second;
+  if (kind == WriteKind::kCreate) {
+    if (existing != nullptr)
+      return AlreadyExistsError("key " + std::string(key) + " already exists");
+  } else {
+    if (existing == nullptr) return NotFoundError("key " + std::string(key) + " not found");
+    if (expected_mod_revision != 0 && expected_mod_revision != existing->mod_revision) {
+      return ConflictError("key " + std::string(key) + " has mod revision " +
+                           internal::RevisionText(existing->mod_revision) + ", not the expected " +
+                           internal::RevisionText(expected_mod_revision));
+    }
+  }
+
+  const std::int64_t revision = current_revision_ + 1;
+  SW_ASSIGN_OR_RETURN(RecordPtr record, render(revision));
+  if (record == nullptr) {
+    return InternalError("rendering " + std::string(key) + " at revision " +
+                         internal::RevisionText(revision) + " returned no record");
+  }
+
+  auto event = std::make_shared<StorageEvent>();
+  event->revision = revision;
+  event->key = std::string(key);
+  event->record = std::move(record);
+  HistoryEntry entry;
+  switch (kind) {
+    case WriteKind::kCreate:
+      event->type = EventType::kAdded;
+      entry.create_revision = revision;
+      break;
+    case WriteKind::kUpdate:
+    case WriteKind::kDelete:
+      event->type = kind == WriteKind::kUpdate ? EventType::kModified : EventType::kDeleted;
+      event->prev = existing->record;
+      entry.create_revision = existing->create_revision;
+      entry.prev_mod_revision = existing->mod_revision;
+      break;
+  }
+  entry.event = std::move(event);
+
+  // Compact in batches: once the history is compaction_slack_ past its bound, trim it to the bound.
+  std::size_t drop = 0;
+  std::int64_t new_compacted = 0;
+  const auto kept_after = static_cast<std::int64_t>(history_.size()) + 1;
+  if (kept_after - compaction_slack_ > history_events_) {
+    drop = static_cast<std::size_t>(kept_after - history_events_);
+    new_compacted = history_[drop - 1].event->revision;
+  }
+
+  SW_RETURN_IF_ERROR(db_->CommitWrite(entry, new_compacted));
+  Apply(kind, entry, drop, new_compacted);
+  return revision;
+}
+
+void SqliteStorage::Apply(WriteKind kind, const HistoryEntry& entry, std::size_t drop,
+                          std::int64_t new_compacted) {
+  const StorageEvent& event = *entry.event;
+  std::vector<HistoryEntry> dropped;  // freed after the locks are released
+  dropped.reserve(drop);
+  std::lock_guard order_lock(hub_->mu);
+  {
+    std::unique_lock state_lock(state_mu_);
+    switch (kind) {
+      case WriteKind::kCreate:
+        objects_.emplace(event.key, StoredObject{event.record, event.revision, event.revision});
+        break;
+      case WriteKind::kUpdate: {
+        StoredObject& object = objects_.find(event.key)->second;
+        object.record = event.record;
+        object.mod_revision = event.revision;
+        break;
+      }
+      case WriteKind::kDelete:
+        objects_.erase(objects_.find(event.key));
+        break;
+    }
+    history_.push_back(entry);
+    current_revision_ = event.revision;
+    for (std::size_t i = 0; i < drop; ++i) {
+      dropped.push_back(std::move(history_.front()));
+      history_.pop_front();
+    }
+    if (drop > 0) compacted_revision_ = new_compacted;
+  }
+  hub_->DeliverLocked(entry.event);
+}
+
+Result<StoredObject> SqliteStorage::Get(std::string_view key) const {
+  std::shared_lock lock(state_mu_);
+  auto it = objects_.find(key);
+  if (it == objects_.end()) return NotFoundError("key " + std::string(key) + " not found");
+  return it->second;
+}
+
+Result<ListResult> SqliteStorage::List(const ListOptions& options) const {
+  if (options.revision < 0) {
+    return BadRequestError("invalid resource version " + internal::RevisionText(options.revision));
+  }
+  const std::string_view prefix = options.prefix;
+  ListResult result;
+  // Adds one item; false once the page is full, after noting that more follow.
+  auto take = [&](const StoredObject& object) {
+    if (options.limit > 0 && static_cast<std::int64_t>(result.items.size()) >= options.limit) {
+      result.more = true;
+      return false;
+    }
+    result.items.push_back(object);
+    return true;
+  };
+
+  std::shared_lock lock(state_mu_);
+  const bool past = options.revision != 0 && options.revision != current_revision_;
+  if (past && options.revision <= compacted_revision_) {
+    return Status(StatusCode::kExpired, "The resourceVersion for the provided list is too old.");
+  }
+  if (past && options.revision > current_revision_) {
+    return Status(StatusCode::kTimeout,
+                  "Too large resource version: " + internal::RevisionText(options.revision) +
+                      ", current: " + internal::RevisionText(current_revision_));
+  }
+  result.revision = past ? options.revision : current_revision_;
+
+  auto it = !options.start_after.empty() && options.start_after >= prefix
+                ? objects_.upper_bound(options.start_after)
+                : objects_.lower_bound(prefix);
+  const auto in_range = [&](decltype(it) at) {
+    return at != objects_.end() && at->first.starts_with(prefix);
+  };
+  if (!past) {
+    for (; in_range(it); ++it) {
+      if (!take(it->second)) break;
+    }
+    return result;
+  }
+
+  // The state at `revision` differs from now only in the keys written since. For each such key in
+  // the range, the oldest later event's previous version (or absence, for kAdded) is what it was.
+  std::map<std::string_view, std::optional<StoredObject>> then;
+  const auto first_later = std::partition_point(
+      history_.begin(), history_.end(),
+      [&](const HistoryEntry& entry) { return entry.event->revision <= options.revision; });
+  for (auto later = first_later; later != history_.end(); ++later) {
+    const StorageEvent& event = *later->event;
+    if (!event.key.starts_with(prefix) || !StartsAfter(event.key, options)) {
+      continue;
+    }
+    if (event.type == EventType::kAdded) {
+      then.try_emplace(event.key, std::nullopt);
+    } else {
+      then.try_emplace(event.key,
+                       StoredObject{event.prev, later->create_revision, later->prev_mod_revision});
+    }
+  }
+  auto changed = then.begin();
+  while (in_range(it) || changed != then.end()) {
+    const StoredObject* object = nullptr;
+    if (changed == then.end() || (in_range(it) && it->first < changed->first)) {
+      object = &it->second;
+      ++it;
+    } else {
+      if (in_range(it) && it->first == changed->first) ++it;
+      if (changed->second.has_value()) object = &*changed->second;
+      ++changed;
+    }
+    if (object != nullptr && !take(*object)) break;
+  }
+  return result;
+}
+
+std::int64_t SqliteStorage::Count(std::string_view prefix) const {
+  std::shared_lock lock(state_mu_);
+  std::int64_t count = 0;
+  for (auto it = objects_.lower_bound(prefix);
+       it != objects_.end() && it->first.starts_with(prefix); ++it) {
+    ++count;
+  }
+  return count;
+}
+
+Result<std::unique_ptr<WatchRegistration>> SqliteStorage::Watch(const WatchOptions& options,
+                                                                std::shared_ptr<WatchSink> sink) {
+  if (sink == nullptr) return InternalError("watching " + options.prefix + ": no sink");
+  if (!options.initial_state && options.after_revision < 0) {
+    return BadRequestError("invalid resource version " +
+                           internal::RevisionText(options.after_revision));
+  }
+  const std::string_view prefix = options.prefix;
+  std::vector<EventPtr> backlog;
+  std::int64_t start_revision = 0;
+  // The order lock keeps writers from appending or delivering until the sink is registered, so
+  // the backlog and the live stream meet without a gap or an overlap.
+  std::lock_guard order_lock(hub_->mu);
+  {
+    std::shared_lock state_lock(state_mu_);
+    start_revision = current_revision_;
+    if (options.initial_state) {
+      for (auto it = objects_.lower_bound(prefix);
+           it != objects_.end() && it->first.starts_with(prefix); ++it) {
+        auto event = std::make_shared<StorageEvent>();
+        event->type = EventType::kAdded;
+        event->revision = it->second.mod_revision;
+        event->key = it->first;
+        event->record = it->second.record;
+        backlog.push_back(std::move(event));
+      }
+    } else {
+      if (options.after_revision < compacted_revision_) {
+        return Status(
+            StatusCode::kExpired,
+            "too old resource version: " + internal::RevisionText(options.after_revision) + " (" +
+                internal::RevisionText(compacted_revision_ + 1) + ")");
+      }
+      const auto first_later =
+          std::partition_point(history_.begin(), history_.end(), [&](const HistoryEntry& entry) {
+            return entry.event->revision <= options.after_revision;
+          });
+      for (auto it = first_later; it != history_.end(); ++it) {
+        if (it->event->key.starts_with(prefix)) backlog.push_back(it->event);
+      }
+    }
+  }
+  for (const EventPtr& event : backlog) sink->OnEvent(event);
+  const std::int64_t min_revision =
+      options.initial_state ? start_revision : std::max(start_revision, options.after_revision);
+  std::string bucket(internal::WatchHub::BucketOf(prefix));
+  const std::uint64_t id = hub_->AddLocked(options.prefix, min_revision, std::move(sink));
+  return std::unique_ptr<WatchRegistration>(
+      std::make_unique<SqliteWatchRegistration>(hub_, std::move(bucket), id, start_revision));
+}
+
+std::int64_t SqliteStorage::CurrentRevision() const {
+  std::shared_lock lock(state_mu_);
+  return current_revision_;
+}
+
+std::int64_t SqliteStorage::CompactedRevision() const {
+  std::shared_lock lock(state_mu_);
+  return compacted_revision_;
+}
+
+}  // namespace slicewright::apiserver
