@@ -1,5 +1,7 @@
 #include "slicewright/base/status.h"
 
+#include <string_view>
+
 #include <gtest/gtest.h>
 
 #include "slicewright/base/result.h"
@@ -27,6 +29,32 @@ TEST(StatusTest, ComposesObjectAndFieldPath) {
 }
 
 // Copies are deep and compare equal.
+// Every code maps to the reason and HTTP status kube-apiserver uses for it.
+TEST(StatusTest, ReasonsAndHttpCodes) {
+  struct Case {
+    StatusCode code;
+    std::string_view reason;
+    int http;
+  };
+  const Case cases[] = {
+      {StatusCode::kBadRequest, "BadRequest", 400},
+      {StatusCode::kNotFound, "NotFound", 404},
+      {StatusCode::kConflict, "Conflict", 409},
+      {StatusCode::kExpired, "Expired", 410},
+      {StatusCode::kMethodNotAllowed, "MethodNotAllowed", 405},
+      {StatusCode::kNotAcceptable, "NotAcceptable", 406},
+      {StatusCode::kRequestEntityTooLarge, "RequestEntityTooLarge", 413},
+      {StatusCode::kUnsupportedMediaType, "UnsupportedMediaType", 415},
+      {StatusCode::kTimeout, "Timeout", 504},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.reason);
+    EXPECT_EQ(StatusCodeReason(c.code), c.reason);
+    EXPECT_EQ(StatusCodeHttp(c.code), c.http);
+    EXPECT_FALSE(IsRetryable(Status(c.code, "x")) && c.code != StatusCode::kTimeout);
+  }
+}
+
 TEST(StatusTest, CopiesAreIndependent) {
   Status a = NotFoundError("gone");
   Status b = a;
