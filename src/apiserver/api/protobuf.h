@@ -1,0 +1,35 @@
+// Decodes Kubernetes protobuf request bodies ("k8s\0" + runtime.Unknown) into the JSON object
+// kube-apiserver would see, for the kinds kubectl's `create` generators send as protobuf.
+// Pure functions over tables of constant schemas; thread-safe. Results own their data.
+#pragma once
+
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "slicewright/base/result.h"
+
+namespace slicewright::apiserver {
+
+// The media type client-go uses for protobuf bodies of built-in kinds.
+inline constexpr std::string_view kKubernetesProtobufContentType =
+    "application/vnd.kubernetes.protobuf";
+
+// True when `content_type` (a Content-Type header value; parameters after ';' ignored, media type
+// compared case-insensitively) is kKubernetesProtobufContentType.
+bool IsKubernetesProtobuf(std::string_view content_type);
+
+// Decodes `body`: the magic bytes "k8s\0", then a runtime.Unknown whose typeMeta names the kind and
+// whose raw holds the object. The result is the object as kube-apiserver would print it as JSON,
+// with "apiVersion" and "kind" set: Go's encoding of the struct the bytes decode into, so
+// `omitempty` zero values are left out, non-omitempty fields and struct values are always present
+// (an absent metadata.creationTimestamp is null), bytes are base64, IntOrString is a number or a
+// string, and metav1.Time is RFC 3339 in seconds. Unknown field numbers are skipped.
+// Errors: kUnsupportedMediaType for a kind outside ConfigMap, Namespace, ResourceQuota, Secret,
+// Service and ServiceAccount in v1, or a non-empty contentEncoding; kBadRequest, naming the byte
+// offset and the field path, for wrong magic, a truncated varint or field, a length past the end
+// of its message, a wrong wire type for a known field, invalid UTF-8 in a string, or nesting deeper
+// than 100. Never throws, never reads outside `body`.
+Result<nlohmann::json> DecodeKubernetesProtobuf(std::string_view body);
+
+}  // namespace slicewright::apiserver
