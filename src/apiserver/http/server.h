@@ -87,11 +87,11 @@ struct HttpServerOptions {
   // Status. Compared in constant time.
   std::string bearer_token;
   // Larger request bodies get 413 with a Status "Request entity too large: limit is 3145728".
-  std::size_t max_body_bytes = 3 * 1024 * 1024;
+  std::size_t max_body_bytes = std::size_t{3} * 1024 * 1024;
   // Requests whose header section is larger get 431.
-  std::size_t max_header_bytes = 1024 * 1024;
+  std::size_t max_header_bytes = std::size_t{1024} * 1024;
   // A streaming response whose unsent backlog exceeds this is closed.
-  std::size_t max_stream_backlog_bytes = 64 * 1024 * 1024;
+  std::size_t max_stream_backlog_bytes = std::size_t{64} * 1024 * 1024;
   // A connection idle this long between requests is closed.
   int idle_timeout_seconds = 120;
 };
