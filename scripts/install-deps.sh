@@ -16,6 +16,8 @@ packages=(
   libspdlog-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format clang-tidy
+  # The end-to-end tests (tests/e2e/); kubectl itself is not a Debian package and must be on PATH.
+  curl python3 python3-kubernetes python3-yaml
 )
 packages+=("$@")
 

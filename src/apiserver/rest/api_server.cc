@@ -21,6 +21,7 @@
 #include "apiserver/api/discovery.h"
 #include "apiserver/api/openapi.h"
 #include "apiserver/api/patch.h"
+#include "apiserver/api/protobuf.h"
 #include "apiserver/api/table.h"
 #include "apiserver/rest/allocators.h"
 #include "apiserver/rest/background.h"
@@ -719,6 +720,14 @@ Status ApiServer::Impl::PrepareForUpdate(const ResourceInfo& info, const Json& o
     return BadRequestError("the name of the object (" + *new_name +
                            ") does not match the name on the URL (" + name + ")");
   }
+  // As on create (EnsureObjectNamespaceMatchesRequestNamespace): an update or patch that names
+  // another namespace is refused, not silently moved back.
+  if (const std::string* new_namespace = StringField(metadata, "namespace");
+      info.namespaced && new_namespace != nullptr && !new_namespace->empty() &&
+      *new_namespace != StringOr(old_metadata, "namespace")) {
+    return BadRequestError(
+        "the namespace of the provided object does not match the namespace sent on the request");
+  }
   ApplyStatusSplit(info, status_subresource, old, updated);
   Json& meta = updated["metadata"];
   // Fields the client cannot change.
@@ -1023,7 +1032,11 @@ Result<StoredObject> ApiServer::Impl::DeleteObject(const ResourceInfo& info,
         }
         const auto old_grace = IntField(metadata, "deletionGracePeriodSeconds");
         if (grace > 0 && (!old_grace || grace < *old_grace)) {
-          const model::Time deadline{Now().unix_nanos + grace * 1'000'000'000};
+          // Rounded up to a whole second: deletionTimestamp is stored at second precision, and
+          // truncating it would end the grace period up to a second early.
+          constexpr std::int64_t kSecond = 1'000'000'000;
+          const std::int64_t end = Now().unix_nanos + grace * kSecond;
+          const model::Time deadline{(end + kSecond - 1) / kSecond * kSecond};
           updated["metadata"]["deletionTimestamp"] = model::FormatRfc3339(deadline);
           updated["metadata"]["deletionGracePeriodSeconds"] = grace;
           needs_update = true;
@@ -1064,13 +1077,24 @@ Result<StoredObject> ApiServer::Impl::DeleteObject(const ResourceInfo& info,
       if (!revision.ok()) {
         return revision.status();
       }
+      // Read back before the background work starts: it may finish the deletion at once (an
+      // owner with few dependents, an empty namespace), and the answer is then the object as
+      // this request wrote it, not a 404.
+      Result<StoredObject> stored = storage->Get(key);
       if (namespace_object) {
         background.Schedule([this, name] { ProcessNamespace(name); });
       } else if (!policy_finalizer.empty()) {
         background.Schedule(
             [this, key, policy_finalizer] { ProcessDeletingOwner(key, policy_finalizer); });
       }
-      return storage->Get(key);
+      if (stored.ok() && stored->mod_revision == *revision) {
+        return stored;
+      }
+      auto record = std::make_shared<ObjectRecord>();
+      updated["metadata"]["resourceVersion"] = std::to_string(*revision);
+      record->json = DumpJson(updated);
+      record->attributes = ComputeAttributes(info, updated);
+      return StoredObject{std::move(record), current->create_revision, *revision};
     }
     if (HasAnyFinalizer(updated)) {
       return *current;  // already terminating: waits for its finalizers
@@ -1518,8 +1542,7 @@ HttpResponse ApiServer::Impl::Handle(HttpRequest& request) {
     // a schema, which its validator takes as "assume valid"; every other object is validated by
     // this server (fieldValidation, advertised in OpenAPI v3).
     static constexpr char kEmptySwagger[] = {0x0a, 0x03, '2', '.', '0', 0x42, 0x00};
-    HttpResponse response =
-        JsonResponse(200, std::string(kEmptySwagger, sizeof(kEmptySwagger)));
+    HttpResponse response = JsonResponse(200, std::string(kEmptySwagger, sizeof(kEmptySwagger)));
     response.content_type = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
     return response;
   }
@@ -1527,6 +1550,12 @@ HttpResponse ApiServer::Impl::Handle(HttpRequest& request) {
   if (!info.is_resource_request) {
     if (info.discovery_depth >= 0 && (request.method == "GET" || request.method == "HEAD")) {
       return HandleDiscovery(request, info);
+    }
+    if (info.discovery_depth >= 0) {
+      // Discovery documents exist but are read-only.
+      return StatusResponse(
+          Status(StatusCode::kMethodNotAllowed,
+                 "the server does not allow this method on the requested resource"));
     }
     return StatusResponse(NotFoundError("the server could not find the requested resource"));
   }
@@ -1571,7 +1600,11 @@ HttpResponse ApiServer::Impl::HandleResource(HttpRequest& request, const Request
   const bool needs_namespace =
       info->namespaced && (ri.verb == "get" || ri.verb == "create" || ri.verb == "update" ||
                            ri.verb == "patch" || ri.verb == "delete");
-  if (needs_namespace && ri.namespace_.empty()) {
+  // kube-apiserver serves POST only on collections and PUT/PATCH only on objects: POST to
+  // .../configmaps/NAME or PUT to .../configmaps is 405, not a create or a 404.
+  const bool wrong_target = (ri.verb == "create" && !ri.name.empty()) ||
+                            ((ri.verb == "update" || ri.verb == "patch") && ri.name.empty());
+  if ((needs_namespace && ri.namespace_.empty()) || wrong_target) {
     return StatusResponse(
         Status(StatusCode::kMethodNotAllowed,
                "the server does not allow this method on the requested resource"));
@@ -1779,8 +1812,8 @@ HttpResponse ApiServer::Impl::HandleWatch(HttpRequest& request, const ResourceIn
     options.filter.fields.push_back({"metadata.name", ri.name, true});
   }
   const std::string_view rv_text = request.Query("resourceVersion");
-  options.allow_bookmarks = request.Query("allowWatchBookmarks") == "true";
-  options.send_initial_events = request.Query("sendInitialEvents") == "true";
+  options.allow_bookmarks = QueryParameterTrue(request.Query("allowWatchBookmarks"));
+  options.send_initial_events = QueryParameterTrue(request.Query("sendInitialEvents"));
   if (options.send_initial_events && request.Query("resourceVersionMatch") != "NotOlderThan") {
     return StatusResponse(
         InvalidError("resourceVersionMatch: Forbidden: sendInitialEvents requires setting "
@@ -1793,6 +1826,13 @@ HttpResponse ApiServer::Impl::HandleWatch(HttpRequest& request, const ResourceIn
     if (!revision) {
       return StatusResponse(
           BadRequestError("invalid resourceVersion \"" + std::string(rv_text) + "\""));
+    }
+    if (*revision > storage->CurrentRevision()) {
+      // A revision this store never reached (another data dir's): waiting for it would silently
+      // skip every event up to it. kube-apiserver answers 504 and client-go relists.
+      return StatusResponse(Status(StatusCode::kTimeout,
+                                   "Too large resource version: " + std::string(rv_text) +
+                                       ", current: " + std::to_string(storage->CurrentRevision())));
     }
     options.storage.after_revision = *revision;
   }
@@ -1840,7 +1880,10 @@ HttpResponse ApiServer::Impl::HandleCreate(HttpRequest& request, const ResourceI
   if (!dry_run.ok()) {
     return StatusResponse(dry_run.status());
   }
-  Result<Json> object = ParseJson(request.body, "request body");
+  // kubectl create sends built-in kinds as protobuf (apiserver/api/protobuf.h).
+  Result<Json> object = IsKubernetesProtobuf(request.Header("content-type"))
+                            ? DecodeKubernetesProtobuf(request.body)
+                            : ParseJson(request.body, "request body");
   if (!object.ok()) {
     return StatusResponse(object.status());
   }
@@ -1858,7 +1901,10 @@ HttpResponse ApiServer::Impl::HandleUpdate(HttpRequest& request, const ResourceI
   if (!dry_run.ok()) {
     return StatusResponse(dry_run.status());
   }
-  Result<Json> body = ParseJson(request.body, "request body");
+  // kubectl create sends built-in kinds as protobuf (apiserver/api/protobuf.h).
+  Result<Json> body = IsKubernetesProtobuf(request.Header("content-type"))
+                          ? DecodeKubernetesProtobuf(request.body)
+                          : ParseJson(request.body, "request body");
   if (!body.ok()) {
     return StatusResponse(body.status());
   }
@@ -1967,7 +2013,7 @@ Result<DeleteOptions> DeleteOptionsFromRequest(const HttpRequest& request) {
   if (request.HasQuery("propagationPolicy")) {
     options.propagation_policy = std::string(request.Query("propagationPolicy"));
   }
-  if (request.Query("orphanDependents") == "true" && options.propagation_policy.empty()) {
+  if (QueryParameterTrue(request.Query("orphanDependents")) && options.propagation_policy.empty()) {
     options.propagation_policy = "Orphan";
   }
   if (!options.propagation_policy.empty() && options.propagation_policy != "Orphan" &&

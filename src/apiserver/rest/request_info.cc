@@ -34,6 +34,10 @@ std::string LowerMethodVerb(std::string_view method) {
 
 }  // namespace
 
+bool QueryParameterTrue(std::string_view value) {
+  return !value.empty() && value != "0" && LowerMethodVerb(value) != "false";
+}
+
 RequestInfo ParseRequestInfo(std::string_view method, std::string_view path,
                              std::string_view watch_param) {
   RequestInfo info;
@@ -106,7 +110,7 @@ RequestInfo ParseRequestInfo(std::string_view method, std::string_view path,
     info.namespace_.clear();
   }
 
-  const bool watch = legacy_watch || watch_param == "true" || watch_param == "1";
+  const bool watch = legacy_watch || QueryParameterTrue(watch_param);
   if (info.verb == "get" || info.verb == "head") {
     if (watch) {
       info.verb = "watch";

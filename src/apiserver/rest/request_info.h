@@ -27,8 +27,13 @@ struct RequestInfo {
 };
 
 // Parses `path` (already percent-decoded, no query) for `method`; `watch_param` is the value of
-// the ?watch= query parameter ("true"/"1" turn a list into a watch).
+// the ?watch= query parameter, "" when absent (QueryParameterTrue turns a list into a watch).
 RequestInfo ParseRequestInfo(std::string_view method, std::string_view path,
                              std::string_view watch_param);
+
+// A boolean query parameter (watch, allowWatchBookmarks, ...) as kube-apiserver decodes it
+// (Convert_Slice_string_To_bool): false for "" (absent), "0" and "false" in any case; true for
+// anything else, so Python's "True" counts.
+bool QueryParameterTrue(std::string_view value);
 
 }  // namespace slicewright::apiserver

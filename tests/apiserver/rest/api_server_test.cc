@@ -1,7 +1,10 @@
 #include "apiserver/rest/api_server.h"
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -12,6 +15,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <stdlib.h>
+
+#include "slicewright/model/time.h"
 
 #include "apiserver/rest/serve.h"
 #include "apiserver/storage/sqlite_storage.h"
@@ -280,6 +285,15 @@ TEST_F(ApiServerTest, RejectsBadRequests) {
        "resourceVersion should not be set on objects to be created"},
       {"create on collection of all namespaces", "POST", "/api/v1/services", Service("a").dump(),
        405, "the server does not allow this method on the requested resource"},
+      {"create on a named object", "POST", std::string(kServices) + "/named",
+       Service("named").dump(), 405,
+       "the server does not allow this method on the requested resource"},
+      {"update of a collection", "PUT", kServices, Service("a").dump(), 405,
+       "the server does not allow this method on the requested resource"},
+      {"patch of a collection", "PATCH", kServices, "{}", 405,
+       "the server does not allow this method on the requested resource"},
+      {"delete of a discovery document", "DELETE", "/api/v1", "", 405,
+       "the server does not allow this method on the requested resource"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -293,6 +307,46 @@ TEST_F(ApiServerTest, RejectsBadRequests) {
     }
   }
   CallJson("POST", kServices, Service("after"), 201);
+  // The POST to a named object created nothing.
+  Get(std::string(kServices) + "/named", 404);
+}
+
+// An update or patch naming another namespace than the URL's is 400, as on create, and moves
+// nothing.
+TEST_F(ApiServerTest, UpdateToAnotherNamespaceIsBadRequest) {
+  Json created = CallJson("POST", kServices, Service("web"), 201);
+  const std::string message =
+      "the namespace of the provided object does not match the namespace sent on the request";
+  Json moved = created;
+  moved["metadata"]["namespace"] = "kube-system";
+  EXPECT_EQ(CallJson("PUT", std::string(kServices) + "/web", moved, 400)["message"], message);
+  EXPECT_EQ(CallJson("PATCH", std::string(kServices) + "/web",
+                     {{"metadata", {{"namespace", "kube-system"}}}}, 400,
+                     "application/merge-patch+json")["message"],
+            message);
+  Json same = created;
+  same["metadata"]["labels"] = {{"a", "b"}};
+  EXPECT_EQ(CallJson("PUT", std::string(kServices) + "/web", same, 200)["metadata"]["namespace"],
+            "default");
+}
+
+// A watch from a revision the store never reached is 504 "Too large resource version" (as
+// kube-apiserver answers, so clients relist) instead of silently skipping events up to it.
+TEST_F(ApiServerTest, WatchFromTooLargeResourceVersion) {
+  Json a = CallJson("POST", kSlices, Slice("a"), 201);
+  const std::int64_t current = std::stoll(a["metadata"]["resourceVersion"].get<std::string>());
+  HttpResponse response = Call(
+      "GET", std::string(kSlices) + "?watch=true&resourceVersion=" + std::to_string(current + 100));
+  EXPECT_EQ(response.stream, nullptr);
+  EXPECT_EQ(response.status, 504) << response.body;
+  EXPECT_EQ(Json::parse(response.body)["message"],
+            "Too large resource version: " + std::to_string(current + 100) +
+                ", current: " + std::to_string(current));
+  // The current revision itself is fine.
+  response =
+      Call("GET", std::string(kSlices) + "?watch=true&resourceVersion=" + std::to_string(current));
+  EXPECT_EQ(response.status, 200);
+  ASSERT_NE(response.stream, nullptr);
 }
 
 // A stale resourceVersion on update is 409 Conflict; a matching one succeeds.
@@ -466,6 +520,22 @@ TEST_F(ApiServerTest, WatchFromResourceVersion) {
   response.stream->Stop();
 }
 
+// The Python client's "watch=True" is a watch (kube-apiserver's boolean query decoding), not a
+// list.
+TEST_F(ApiServerTest, WatchParameterAsPythonSendsIt) {
+  Json a = CallJson("POST", kSlices, Slice("a"), 201);
+  HttpResponse response = Call("GET", std::string(kSlices) + "?watch=True&resourceVersion=" +
+                                          a["metadata"]["resourceVersion"].get<std::string>());
+  ASSERT_EQ(response.status, 200);
+  ASSERT_NE(response.stream, nullptr) << response.body;
+  auto sink = std::make_shared<RecordingSink>();
+  response.stream->Start(sink);
+  CallJson("DELETE", std::string(kSlices) + "/a", nullptr, 200);
+  ASSERT_TRUE(Eventually([&] { return !sink->Events().empty(); }));
+  EXPECT_EQ(sink->Events()[0]["type"], "DELETED");
+  response.stream->Stop();
+}
+
 // sendInitialEvents delivers the current state, then a bookmark marking its end.
 TEST_F(ApiServerTest, WatchListSendsInitialEventsThenBookmark) {
   CallJson("POST", kSlices, Slice("a"), 201);
@@ -495,6 +565,30 @@ TEST_F(ApiServerTest, GarbageCollectsDependents) {
   EXPECT_TRUE(
       Eventually([&] { return Call("GET", std::string(kSlices) + "/web-1").status == 404; }));
   EXPECT_EQ(Call("GET", std::string(kSlices) + "/unowned").status, 200);
+}
+
+// A Foreground or Orphan delete answers with the object it marked, even when the background work
+// finishes the deletion before the answer is written (it used to leak storage's "key ... not
+// found" as a 404).
+TEST_F(ApiServerTest, PropagationDeleteAnswersWithTheObject) {
+  for (int i = 0; i < 40; ++i) {
+    SCOPED_TRACE(i);
+    const std::string name = "web" + std::to_string(i);
+    Json service = CallJson("POST", kServices, Service(name), 201);
+    Json slice = Slice(name + "-1", service["metadata"]["uid"]);
+    slice["metadata"]["ownerReferences"][0]["name"] = name;
+    CallJson("POST", kSlices, slice, 201);
+    const char* policy = i % 2 == 0 ? "Orphan" : "Foreground";
+    HttpResponse response =
+        Call("DELETE", std::string(kServices) + "/" + name,
+             Json{{"kind", "DeleteOptions"}, {"propagationPolicy", policy}}.dump());
+    EXPECT_TRUE(response.status == 200 || response.status == 202) << response.body;
+    Json answered = Json::parse(response.body);
+    EXPECT_EQ(answered["metadata"]["name"], name);
+    EXPECT_TRUE(answered["metadata"].contains("deletionTimestamp")) << response.body;
+    EXPECT_TRUE(
+        Eventually([&] { return Call("GET", std::string(kServices) + "/" + name).status == 404; }));
+  }
 }
 
 // Orphan propagation keeps the dependents and drops their owner reference.
@@ -545,8 +639,17 @@ TEST_F(ApiServerTest, PodGracefulDeletion) {
                 {"containers", {{{"name", "c"}, {"image", "nginx"}}}}}}};
   const std::string pods = "/api/v1/namespaces/default/pods";
   CallJson("POST", pods, pod, 201);
+  const auto before = std::chrono::system_clock::now();
   Json terminating = CallJson("DELETE", pods + "/p", nullptr, 202);
   EXPECT_EQ(terminating["metadata"]["deletionGracePeriodSeconds"], 1);
+  // The whole grace period: deletionTimestamp (whole seconds) is not before the request + 1 s.
+  const auto deadline =
+      model::ParseRfc3339(terminating["metadata"]["deletionTimestamp"].get<std::string>());
+  ASSERT_TRUE(deadline.has_value());
+  EXPECT_GE(
+      deadline->unix_nanos,
+      std::chrono::duration_cast<std::chrono::nanoseconds>(before.time_since_epoch()).count() +
+          1'000'000'000);
   EXPECT_TRUE(Eventually([&] { return Call("GET", pods + "/p").status == 404; }));
   pod["metadata"]["name"] = "q";
   CallJson("POST", pods, pod, 201);
@@ -593,6 +696,26 @@ TEST_F(ApiServerTest, CustomResourceDefinitions) {
   CallJson("DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com",
            nullptr, 200);
   EXPECT_EQ(Call("GET", widgets + "/w").status, 404);
+}
+
+// kubectl create sends built-in kinds as protobuf; they are stored as the equivalent JSON, and a
+// protobuf body of a kind we cannot decode is 415.
+TEST_F(ApiServerTest, CreatesFromKubectlProtobufBodies) {
+  auto read = [](const std::string& name) {
+    std::ifstream in(std::string(SW_SOURCE_DIR) + "/testdata/apiserver/protobuf/" + name,
+                     std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  HttpResponse created =
+      Call("POST", "/api/v1/namespaces", read("namespace.pb"), "application/vnd.kubernetes.protobuf");
+  ASSERT_EQ(created.status, 201) << created.body;
+  const Json ns = Json::parse(created.body);
+  EXPECT_EQ(ns["kind"], "Namespace");
+  EXPECT_EQ(Get("/api/v1/namespaces/" + ns["metadata"]["name"].get<std::string>())["status"]["phase"],
+            "Active");
+  HttpResponse deployment = Call("POST", kServices, read("deployment.pb"),
+                                 "application/vnd.kubernetes.protobuf");
+  EXPECT_EQ(deployment.status, 415) << deployment.body;
 }
 
 // dryRun=All validates and answers without storing.

@@ -26,6 +26,12 @@ TEST(RequestInfoTest, ParsesResourcePaths) {
        "discovery.k8s.io", "v1", "ns", "endpointslices", "", "", "create"},
       {"watch param", "GET", "/api/v1/namespaces/ns/services", "true", "", "v1", "ns", "services",
        "", "", "watch"},
+      {"watch param as Python sends it", "GET", "/api/v1/namespaces/ns/services", "True", "", "v1",
+       "ns", "services", "", "", "watch"},
+      {"watch=false is a list", "GET", "/api/v1/namespaces/ns/services", "False", "", "v1", "ns",
+       "services", "", "", "list"},
+      {"watch=0 is a list", "GET", "/api/v1/namespaces/ns/services", "0", "", "v1", "ns",
+       "services", "", "", "list"},
       {"legacy watch", "GET", "/api/v1/watch/namespaces/ns/pods", "", "", "v1", "ns", "pods", "",
        "", "watch"},
       {"namespace get", "GET", "/api/v1/namespaces/ns", "", "", "v1", "", "namespaces", "ns", "",
@@ -51,6 +57,18 @@ TEST(RequestInfoTest, ParsesResourcePaths) {
     EXPECT_EQ(info.subresource, c.subresource);
     EXPECT_EQ(info.verb, c.verb);
   }
+}
+
+// Boolean query parameters decode as kube-apiserver's Convert_Slice_string_To_bool.
+TEST(RequestInfoTest, QueryParameterTrue) {
+  EXPECT_FALSE(QueryParameterTrue(""));
+  EXPECT_FALSE(QueryParameterTrue("0"));
+  EXPECT_FALSE(QueryParameterTrue("false"));
+  EXPECT_FALSE(QueryParameterTrue("FALSE"));
+  EXPECT_TRUE(QueryParameterTrue("true"));
+  EXPECT_TRUE(QueryParameterTrue("True"));
+  EXPECT_TRUE(QueryParameterTrue("1"));
+  EXPECT_TRUE(QueryParameterTrue("yes"));
 }
 
 // Discovery paths are not resource requests; their depth says which document they ask for.
