@@ -50,14 +50,14 @@ char Tristate(const std::optional<bool>& value) { return value ? (*value ? '\2' 
 
 // An upper bound of the key's size: each length prefix takes at most 5 bytes here.
 std::size_t KeyBound(const model::Endpoint& endpoint) {
-  std::size_t size = 5 + 3 + 1 + 3 * 6;
+  std::size_t size = std::size_t{5} + 3 + 1 + std::size_t{3} * 6;
   for (const std::string& address : endpoint.addresses) {
     size += address.size() + 5;
   }
   if (endpoint.target_ref) {
     const model::ObjectReference& ref = *endpoint.target_ref;
     size += ref.kind.size() + ref.namespace_.size() + ref.name.size() + ref.uid.size() +
-            ref.api_version.size() + ref.field_path.size() + 6 * 5;
+            ref.api_version.size() + ref.field_path.size() + std::size_t{6} * 5;
   }
   size += endpoint.node_name ? endpoint.node_name->size() : 0;
   size += endpoint.zone ? endpoint.zone->size() : 0;

@@ -20,6 +20,7 @@
 #include "slicewright/base/result.h"
 #include "slicewright/base/status.h"
 
+#include "apiserver/api/json_depth.h"
 #include "apiserver/api/strategic_merge.h"
 
 namespace slicewright::apiserver {
@@ -63,30 +64,9 @@ std::string_view Trim(std::string_view text) {
 // Rejects bodies nested deeper than kMaxPatchDepth before parsing them; everything that recurses
 // over a patch afterwards is bounded by this.
 Status CheckNesting(std::string_view body) {
-  int depth = 0;
-  bool in_string = false;
-  bool escaped = false;
-  for (const char c : body) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > internal::kMaxPatchDepth) {
-        return BadRequestError("the patch is nested more than " +
-                               std::to_string(internal::kMaxPatchDepth) + " levels deep");
-      }
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
+  if (JsonNestingDepth(body, internal::kMaxPatchDepth) > internal::kMaxPatchDepth) {
+    return BadRequestError("the patch is nested more than " +
+                           std::to_string(internal::kMaxPatchDepth) + " levels deep");
   }
   return Status::Ok();
 }

@@ -15,6 +15,8 @@
 #include "slicewright/base/status.h"
 #include "slicewright/model/time.h"
 
+#include "apiserver/api/json_depth.h"
+
 namespace slicewright::apiserver {
 namespace {
 
@@ -390,32 +392,6 @@ bool IsValidUtf8(std::string_view text) {
   return true;
 }
 
-// The deepest nesting of JSON arrays and objects in `text` (brackets inside strings ignored).
-int JsonDepth(std::string_view text) {
-  int depth = 0;
-  int max_depth = 0;
-  bool in_string = false;
-  bool escaped = false;
-  for (const char c : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      max_depth = std::max(max_depth, ++depth);
-    } else if (c == '}' || c == ']') {
-      --depth;
-    }
-  }
-  return max_depth;
-}
-
 // The Go zero value a kAlways scalar field takes when it is not on the wire.
 json ZeroValue(Kind kind) {
   switch (kind) {
@@ -577,7 +553,7 @@ class Decoder final {
           return json(nullptr);
         }
         const auto& text = raw->get_ref<const std::string&>();
-        if (JsonDepth(text) > kMaxDepth) {
+        if (JsonNestingDepth(text) > kMaxDepth) {
           return Error(begin, "fieldsV1 nests deeper than " + std::to_string(kMaxDepth));
         }
         json parsed;

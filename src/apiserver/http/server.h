@@ -80,7 +80,7 @@ struct TlsMaterial {
 
 struct HttpServerOptions {
   std::string address = "127.0.0.1";  // a literal IPv4 or IPv6 address
-  std::uint16_t port = 0;              // 0 picks a free port (see HttpServer::port())
+  std::uint16_t port = 0;             // 0 picks a free port (see HttpServer::port())
   int io_threads = 2;
   std::optional<TlsMaterial> tls;  // HTTPS when set
   // When non-empty, every request must carry "Authorization: Bearer <token>"; others get a 401
@@ -101,8 +101,7 @@ class HttpServer final {
   // Binds and listens (so port() is known and clients may connect) but serves nothing until
   // Start(). Fails with kInvalid for a bad address or TLS material, kUnavailable when the bind
   // fails (the message names the address and the system error).
-  static Result<std::unique_ptr<HttpServer>> Create(HttpServerOptions options,
-                                                    HttpHandler handler);
+  static Result<std::unique_ptr<HttpServer>> Create(HttpServerOptions options, HttpHandler handler);
   ~HttpServer();  // Stop()s
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

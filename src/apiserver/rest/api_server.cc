@@ -65,16 +65,7 @@ struct StatusDetails {
 };
 
 HttpResponse StatusResponse(const Status& status, const StatusDetails& details = {}) {
-  Json body = {{"kind", "Status"},
-               {"apiVersion", "v1"},
-               {"metadata", Json::object()},
-               {"status", "Failure"},
-               {"message", std::string(status.message())},
-               {"reason", std::string(StatusCodeReason(status.code()))},
-               {"code", StatusCodeHttp(status.code())}};
-  if (status.code() == StatusCode::kInternal) {
-    body["reason"] = "InternalError";
-  }
+  Json body = FailureStatus(status);
   if (!details.name.empty() || !details.kind.empty()) {
     Json detail = Json::object();
     if (!details.name.empty()) {

@@ -3,47 +3,12 @@
 #include <exception>
 #include <string>
 
+#include "apiserver/api/json_depth.h"
+
 namespace slicewright::apiserver {
-namespace {
-
-// Returns the deepest array/object nesting of `text`, stopping early once past `limit`.
-int NestingDepth(std::string_view text, int limit) {
-  int depth = 0;
-  int deepest = 0;
-  bool in_string = false;
-  bool escaped = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      ++depth;
-      if (depth > deepest) {
-        deepest = depth;
-        if (deepest > limit) {
-          return deepest;
-        }
-      }
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return deepest;
-}
-
-}  // namespace
 
 Result<Json> ParseJson(std::string_view text, std::string_view what) {
-  if (NestingDepth(text, kMaxJsonDepth) > kMaxJsonDepth) {
+  if (JsonNestingDepth(text, kMaxJsonDepth) > kMaxJsonDepth) {
     return BadRequestError(std::string(what) + ": JSON nested deeper than " +
                            std::to_string(kMaxJsonDepth) + " levels");
   }
@@ -141,6 +106,16 @@ Json* EnsureObject(Json& object, std::string_view key) {
     return &slot;
   }
   return it->is_object() ? &*it : nullptr;
+}
+
+Json FailureStatus(const Status& status) {
+  return {{"kind", "Status"},
+          {"apiVersion", "v1"},
+          {"metadata", Json::object()},
+          {"status", "Failure"},
+          {"message", std::string(status.message())},
+          {"reason", std::string(StatusCodeReason(status.code()))},
+          {"code", StatusCodeHttp(status.code())}};
 }
 
 const Json* Metadata(const Json& object) { return ObjectField(object, "metadata"); }

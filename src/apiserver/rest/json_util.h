@@ -43,6 +43,10 @@ Json* ArrayField(Json& object, std::string_view key);
 // is not an object or the value there is not an object.
 Json* EnsureObject(Json& object, std::string_view key);
 
+// A meta/v1 Status object for a failed request: message, reason (StatusCodeReason) and code (the
+// HTTP status).
+Json FailureStatus(const Status& status);
+
 // metadata of an object (nullptr when absent or not an object).
 const Json* Metadata(const Json& object);
 Json* Metadata(Json& object);

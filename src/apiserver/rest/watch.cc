@@ -149,15 +149,8 @@ void WatchStream::Start(std::shared_ptr<StreamSink> sink) {
     std::lock_guard lock(mu_);
     starting_ = false;
     if (!registration.ok()) {
-      const Status& status = registration.status();
-      Json error = {{"kind", "Status"},
-                    {"apiVersion", "v1"},
-                    {"metadata", Json::object()},
-                    {"status", "Failure"},
-                    {"message", std::string(status.message())},
-                    {"reason", std::string(StatusCodeReason(status.code()))},
-                    {"code", StatusCodeHttp(status.code())}};
-      WriteLocked(std::make_shared<const std::string>(EventLine("ERROR", DumpJson(error))));
+      WriteLocked(std::make_shared<const std::string>(
+          EventLine("ERROR", DumpJson(FailureStatus(registration.status())))));
       released = FinishLocked();
     } else if (done_) {
       released = std::move(registration).value();

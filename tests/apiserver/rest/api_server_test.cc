@@ -706,15 +706,16 @@ TEST_F(ApiServerTest, CreatesFromKubectlProtobufBodies) {
                      std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), {});
   };
-  HttpResponse created =
-      Call("POST", "/api/v1/namespaces", read("namespace.pb"), "application/vnd.kubernetes.protobuf");
+  HttpResponse created = Call("POST", "/api/v1/namespaces", read("namespace.pb"),
+                              "application/vnd.kubernetes.protobuf");
   ASSERT_EQ(created.status, 201) << created.body;
   const Json ns = Json::parse(created.body);
   EXPECT_EQ(ns["kind"], "Namespace");
-  EXPECT_EQ(Get("/api/v1/namespaces/" + ns["metadata"]["name"].get<std::string>())["status"]["phase"],
-            "Active");
-  HttpResponse deployment = Call("POST", kServices, read("deployment.pb"),
-                                 "application/vnd.kubernetes.protobuf");
+  EXPECT_EQ(
+      Get("/api/v1/namespaces/" + ns["metadata"]["name"].get<std::string>())["status"]["phase"],
+      "Active");
+  HttpResponse deployment =
+      Call("POST", kServices, read("deployment.pb"), "application/vnd.kubernetes.protobuf");
   EXPECT_EQ(deployment.status, 415) << deployment.body;
 }
 
