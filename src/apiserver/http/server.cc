@@ -325,9 +325,11 @@ struct StreamState {
   std::mutex mu;
   std::vector<std::shared_ptr<const std::string>> queue;  // chunks not yet handed to a write
   std::size_t backlog_bytes = 0;                          // queued plus in-flight chunk bytes
-  bool closed = false;        // writes are refused: finished, stopped, overflowed or gone
-  bool finish = false;        // Finish() was called
-  bool flush_posted = false;  // a flush is queued on the strand
+  bool closed = false;  // writes are refused: finished, stopped, overflowed or gone
+  bool finish = false;  // Finish() was called
+  // The session will look at `queue` again without being told: a flush is posted, a write is in
+  // flight or the coalescing timer is armed. Sinks post a flush only while this is false.
+  bool flush_posted = false;
 };
 
 class ServerCore;
@@ -487,7 +489,10 @@ class Session final : public SessionBase {
 
   template <class... Args>
   explicit Session(ServerCore* core, Args&&... args)
-      : SessionBase(core), io_(std::forward<Args>(args)...), timer_(io_.get_executor()) {
+      : SessionBase(core),
+        io_(std::forward<Args>(args)...),
+        timer_(io_.get_executor()),
+        flush_timer_(io_.get_executor()) {
     set_executor(io_.get_executor());
   }
 
@@ -531,6 +536,7 @@ class Session final : public SessionBase {
     phase_ = Phase::kClosed;
     StopStreamOnce();
     DisarmTimer();
+    flush_timer_.cancel();
     ErrorCode ignored;
     Socket().shutdown(tcp::socket::shutdown_both, ignored);
     Socket().close(ignored);
@@ -538,10 +544,6 @@ class Session final : public SessionBase {
 
   void OnStreamFlush(const std::shared_ptr<StreamState>& state) override {
     if (state != state_) return;  // a stream that already ended
-    {
-      std::lock_guard<std::mutex> lock(state_->mu);
-      state_->flush_posted = false;
-    }
     WriteStreamBatch();
   }
 
@@ -571,6 +573,16 @@ class Session final : public SessionBase {
   void DisarmTimer() {
     ++timer_generation_;
     timer_.cancel();
+  }
+
+  // Flushes the stream at next_stream_write_ (see WriteStreamBatch).
+  void ArmFlushTimer() {
+    flush_timer_armed_ = true;
+    flush_timer_.expires_at(next_stream_write_);
+    flush_timer_.async_wait([self = Self()](const ErrorCode& /*ec*/) {
+      self->flush_timer_armed_ = false;
+      self->WriteStreamBatch();  // a no-op once the session closed or the stream ended
+    });
   }
 
   void OnHandshake(const ErrorCode& ec) {
@@ -780,15 +792,28 @@ class Session final : public SessionBase {
   }
 
   // Writes the pending header, queued chunks and (after Finish) the last chunk in one gather write.
+  // Chunks that arrive within stream_flush_interval of the previous write wait for the rest of the
+  // interval, so a busy stream sends many events per syscall instead of one each.
   void WriteStreamBatch() {
-    if (writing_ || closed_ || phase_ != Phase::kStreaming) return;
+    if (writing_ || flush_timer_armed_ || closed_ || phase_ != Phase::kStreaming) return;
     bool ends = false;
+    const auto now = std::chrono::steady_clock::now();
     {
       std::lock_guard<std::mutex> lock(state_->mu);
-      batch_.swap(state_->queue);
       ends = state_->finish;
+      if (state_->queue.empty() && !stream_header_ && !ends) {
+        state_->flush_posted = false;  // idle: the next chunk posts a flush
+        return;
+      }
+      if (!ends && !stream_header_ && now < next_stream_write_) {
+        state_->flush_posted = true;  // the timer flushes
+        ArmFlushTimer();
+        return;
+      }
+      batch_.swap(state_->queue);
+      state_->flush_posted = true;  // OnStreamWritten looks again
     }
-    if (batch_.empty() && !stream_header_ && !ends) return;
+    next_stream_write_ = now + core()->options().stream_flush_interval;
 
     framing_.clear();
     buffers_.clear();
@@ -911,6 +936,9 @@ class Session final : public SessionBase {
   Stream io_;
   asio::steady_timer timer_;
   std::uint64_t timer_generation_ = 0;
+  asio::steady_timer flush_timer_;  // coalesces stream writes
+  bool flush_timer_armed_ = false;
+  std::chrono::steady_clock::time_point next_stream_write_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::unique_ptr<http::response<http::string_body>> response_;  // while being written

@@ -4,6 +4,7 @@
 // thousands of open watches need no thread each. Thread-safe; Stop() is idempotent.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -92,6 +93,10 @@ struct HttpServerOptions {
   std::size_t max_header_bytes = std::size_t{1024} * 1024;
   // A streaming response whose unsent backlog exceeds this is closed.
   std::size_t max_stream_backlog_bytes = std::size_t{64} * 1024 * 1024;
+  // A stream writes at most once per interval: chunks queued sooner after a write wait and go out
+  // together. A quiet stream's first chunk leaves at once; a busy one trades up to this much
+  // latency for one syscall per batch instead of one per event. Zero writes every chunk at once.
+  std::chrono::microseconds stream_flush_interval{5000};
   // A connection idle this long between requests is closed.
   int idle_timeout_seconds = 120;
 };

@@ -27,7 +27,7 @@ struct ServeOptions {
   std::string tls_cert_dir;
   // When set, a kubeconfig for this server is written there (mode 0600).
   std::string kubeconfig_path;
-  int io_threads = 2;
+  int io_threads = 4;
   std::int64_t history_events = 100000;
   ApiServerOptions api;
 };

@@ -18,10 +18,12 @@ namespace slicewright::apiserver {
 namespace internal {
 namespace {
 
-constexpr std::int64_t kSchemaVersion = 1;
+constexpr std::int64_t kSchemaVersion = 2;
 
 // The on-disk format. events.type is EventType's value (0 added, 1 modified, 2 deleted);
 // create_rev and prev_mod_rev let a snapshot list undo an event whose predecessors are compacted.
+// attrs and prev_attrs hold the selector attributes of value and prev_value (EncodeAttributes), so
+// Open need not parse every stored object again; version 1 lacked them (NULL: computed on load).
 // The current revision is not stored: compaction always keeps the newest event, and when nothing
 // is kept the compacted revision is the newest one.
 
@@ -34,7 +36,8 @@ CREATE TABLE IF NOT EXISTS objects(
   key TEXT PRIMARY KEY,
   create_rev INTEGER NOT NULL,
   mod_rev INTEGER NOT NULL,
-  value BLOB NOT NULL
+  value BLOB NOT NULL,
+  attrs BLOB
 );
 CREATE TABLE IF NOT EXISTS events(
   rev INTEGER PRIMARY KEY,
@@ -43,10 +46,112 @@ CREATE TABLE IF NOT EXISTS events(
   create_rev INTEGER NOT NULL,
   prev_mod_rev INTEGER NOT NULL,
   value BLOB NOT NULL,
-  prev_value BLOB
+  prev_value BLOB,
+  attrs BLOB,
+  prev_attrs BLOB
 );
-INSERT OR IGNORE INTO meta(name, value) VALUES ('schema_version', 1), ('compacted_revision', 0);
+INSERT OR IGNORE INTO meta(name, value) VALUES ('schema_version', 2), ('compacted_revision', 0);
 )sql";
+
+// Version 1 to 2: the attribute columns. Old rows keep NULL and are computed when loaded.
+constexpr const char* kUpgradeFrom1 = R"sql(
+ALTER TABLE objects ADD COLUMN attrs BLOB;
+ALTER TABLE events ADD COLUMN attrs BLOB;
+ALTER TABLE events ADD COLUMN prev_attrs BLOB;
+UPDATE meta SET value = 2 WHERE name = 'schema_version';
+)sql";
+
+// Attributes as stored: counts and lengths as LEB128 varints, strings as length + bytes:
+// labels (count, then key and value each), fields (count, then name and value each), uid,
+// owner uids (count, then each).
+void PutLength(std::string& out, std::size_t length) {
+  while (length >= 0x80) {
+    out += static_cast<char>(0x80 | (length & 0x7f));
+    length >>= 7;
+  }
+  out += static_cast<char>(length);
+}
+void PutString(std::string& out, std::string_view text) {
+  PutLength(out, text.size());
+  out += text;
+}
+
+std::string EncodeAttributes(const ObjectAttributes& attributes) {
+  std::string out;
+  PutLength(out, attributes.labels.size());
+  for (const auto& [key, value] : attributes.labels) {
+    PutString(out, key);
+    PutString(out, value);
+  }
+  PutLength(out, attributes.fields.size());
+  for (const auto& [name, value] : attributes.fields) {
+    PutString(out, name);
+    PutString(out, value);
+  }
+  PutString(out, attributes.uid);
+  PutLength(out, attributes.owner_uids.size());
+  for (const std::string& owner : attributes.owner_uids) PutString(out, owner);
+  return out;
+}
+
+// Reads EncodeAttributes' format back; false for anything truncated or malformed.
+class AttributeReader {
+ public:
+  explicit AttributeReader(std::string_view data) : data_(data) {}
+
+  bool Length(std::size_t& length) {
+    length = 0;
+    for (int shift = 0; shift < 35; shift += 7) {
+      if (data_.empty()) return false;
+      const auto byte = static_cast<unsigned char>(data_.front());
+      data_.remove_prefix(1);
+      length |= static_cast<std::size_t>(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) return true;
+    }
+    return false;
+  }
+  bool String(std::string& text) {
+    std::size_t length = 0;
+    if (!Length(length) || length > data_.size()) return false;
+    text.assign(data_.substr(0, length));
+    data_.remove_prefix(length);
+    return true;
+  }
+  // A count of items that each take at least `min_bytes`: bounded by what is left.
+  bool Count(std::size_t& count, std::size_t min_bytes) {
+    return Length(count) && count <= data_.size() / min_bytes;
+  }
+  bool AtEnd() const { return data_.empty(); }
+
+ private:
+  std::string_view data_;
+};
+
+bool DecodeAttributes(std::string_view data, ObjectAttributes& attributes) {
+  AttributeReader reader(data);
+  std::size_t count = 0;
+  if (!reader.Count(count, 2)) return false;
+  for (std::size_t i = 0; i < count; ++i) {
+    std::string key;
+    std::string value;
+    if (!reader.String(key) || !reader.String(value)) return false;
+    attributes.labels.insert_or_assign(std::move(key), std::move(value));
+  }
+  if (!reader.Count(count, 2)) return false;
+  attributes.fields.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    std::string name;
+    std::string value;
+    if (!reader.String(name) || !reader.String(value)) return false;
+    attributes.fields.emplace_back(std::move(name), std::move(value));
+  }
+  if (!reader.String(attributes.uid) || !reader.Count(count, 1)) return false;
+  attributes.owner_uids.resize(count);
+  for (std::string& owner : attributes.owner_uids) {
+    if (!reader.String(owner)) return false;
+  }
+  return reader.AtEnd();
+}
 
 struct StmtDeleter {
   void operator()(sqlite3_stmt* stmt) const { sqlite3_finalize(stmt); }
@@ -101,8 +206,9 @@ class SqliteDb {
   SqliteDb& operator=(const SqliteDb&) = delete;
   ~SqliteDb() {
     // Statements first: sqlite3_close refuses to close a connection with live statements.
-    for (Stmt* stmt : {&begin_, &commit_, &rollback_, &insert_object_, &update_object_,
-                       &delete_object_, &insert_event_, &delete_events_, &set_compacted_}) {
+    for (Stmt* stmt :
+         {&begin_, &commit_, &rollback_, &savepoint_, &release_, &rollback_to_, &insert_object_,
+          &update_object_, &delete_object_, &insert_event_, &delete_events_, &set_compacted_}) {
       stmt->reset();
     }
     sqlite3_close_v2(db_);
@@ -181,6 +287,17 @@ class SqliteDb {
     return status;
   }
 
+  // Runs a schema upgrade script in one transaction.
+  Status Upgrade(const char* script, const std::string& what) {
+    SW_RETURN_IF_ERROR(Exec("BEGIN", what));
+    Status status = Exec(script, what);
+    if (status.ok()) status = Exec("COMMIT", what);
+    if (!status.ok() && sqlite3_get_autocommit(db_) == 0) {
+      static_cast<void>(Exec("ROLLBACK", what));
+    }
+    return status;
+  }
+
   Status CreateSchema(const std::string& what) {
     SW_RETURN_IF_ERROR(Exec("BEGIN", what));
     Status status = Exec(kSchema, what);
@@ -196,17 +313,20 @@ class SqliteDb {
       Stmt* stmt;
       const char* sql;
     };
-    const std::array<Entry, 9> entries = {{
+    const std::array<Entry, 12> entries = {{
         {&begin_, "BEGIN"},
         {&commit_, "COMMIT"},
         {&rollback_, "ROLLBACK"},
+        {&savepoint_, "SAVEPOINT write"},
+        {&release_, "RELEASE write"},
+        {&rollback_to_, "ROLLBACK TO write"},
         {&insert_object_,
-         "INSERT INTO objects(key, create_rev, mod_rev, value) VALUES (?, ?, ?, ?)"},
-        {&update_object_, "UPDATE objects SET mod_rev = ?, value = ? WHERE key = ?"},
+         "INSERT INTO objects(key, create_rev, mod_rev, value, attrs) VALUES (?, ?, ?, ?, ?)"},
+        {&update_object_, "UPDATE objects SET mod_rev = ?, value = ?, attrs = ? WHERE key = ?"},
         {&delete_object_, "DELETE FROM objects WHERE key = ?"},
         {&insert_event_,
-         "INSERT INTO events(rev, key, type, create_rev, prev_mod_rev, value, prev_value) "
-         "VALUES (?, ?, ?, ?, ?, ?, ?)"},
+         "INSERT INTO events(rev, key, type, create_rev, prev_mod_rev, value, prev_value, attrs, "
+         "prev_attrs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"},
         {&delete_events_, "DELETE FROM events WHERE rev <= ?"},
         {&set_compacted_, "UPDATE meta SET value = ? WHERE name = 'compacted_revision'"},
     }};
@@ -216,44 +336,51 @@ class SqliteDb {
     return Status::Ok();
   }
 
-  // Commits one write, and a compaction up to `new_compacted` when it is not 0, as one
-  // transaction. On failure the transaction is rolled back and nothing is left behind.
-  Status CommitWrite(const HistoryEntry& entry, std::int64_t new_compacted) {
+  // Adds one write, and a compaction up to `compact_to` when it is not 0, to the open batch
+  // transaction (beginning one if needed) inside a savepoint: on failure only this write is undone
+  // and the batch's other writes stay. Nothing is durable before CommitBatch.
+  Status StageWrite(const HistoryEntry& entry, std::int64_t compact_to) {
     if (!broken_.ok()) return broken_;
     const StorageEvent& event = *entry.event;
     const std::string what =
         "writing revision " + RevisionText(event.revision) + " of " + event.key + " in " + path_;
-    Status status = Run(begin_.get(), what);
-    if (status.ok()) {
-      switch (event.type) {
-        case EventType::kAdded: {
-          sqlite3_stmt* stmt = insert_object_.get();
-          BindText(stmt, 1, event.key);
-          sqlite3_bind_int64(stmt, 2, event.revision);
-          sqlite3_bind_int64(stmt, 3, event.revision);
-          BindBlob(stmt, 4, event.record->json);
-          status = Run(stmt, what);
-          break;
-        }
-        case EventType::kModified: {
-          sqlite3_stmt* stmt = update_object_.get();
-          sqlite3_bind_int64(stmt, 1, event.revision);
-          BindBlob(stmt, 2, event.record->json);
-          BindText(stmt, 3, event.key);
-          status = Run(stmt, what);
-          break;
-        }
-        case EventType::kDeleted: {
-          sqlite3_stmt* stmt = delete_object_.get();
-          BindText(stmt, 1, event.key);
-          status = Run(stmt, what);
-          break;
-        }
+    if (!in_transaction_) {
+      SW_RETURN_IF_ERROR(Run(begin_.get(), what));
+      in_transaction_ = true;
+    }
+    Status status = Run(savepoint_.get(), what);
+    if (!status.ok()) return status;
+    const std::string attrs = EncodeAttributes(event.record->attributes);
+    switch (event.type) {
+      case EventType::kAdded: {
+        sqlite3_stmt* stmt = insert_object_.get();
+        BindText(stmt, 1, event.key);
+        sqlite3_bind_int64(stmt, 2, event.revision);
+        sqlite3_bind_int64(stmt, 3, event.revision);
+        BindBlob(stmt, 4, event.record->json);
+        BindBlob(stmt, 5, attrs);
+        status = Run(stmt, what);
+        break;
       }
-      // The memory map said the key was there (or absent); a disagreeing table is corruption.
-      if (status.ok() && sqlite3_changes(db_) != 1) {
-        status = DataLossError(what + ": the objects table disagrees with memory");
+      case EventType::kModified: {
+        sqlite3_stmt* stmt = update_object_.get();
+        sqlite3_bind_int64(stmt, 1, event.revision);
+        BindBlob(stmt, 2, event.record->json);
+        BindBlob(stmt, 3, attrs);
+        BindText(stmt, 4, event.key);
+        status = Run(stmt, what);
+        break;
       }
+      case EventType::kDeleted: {
+        sqlite3_stmt* stmt = delete_object_.get();
+        BindText(stmt, 1, event.key);
+        status = Run(stmt, what);
+        break;
+      }
+    }
+    // The memory map said the key was there (or absent); a disagreeing table is corruption.
+    if (status.ok() && sqlite3_changes(db_) != 1) {
+      status = DataLossError(what + ": the objects table disagrees with memory");
     }
     if (status.ok()) {
       sqlite3_stmt* stmt = insert_event_.get();
@@ -263,40 +390,71 @@ class SqliteDb {
       sqlite3_bind_int64(stmt, 4, entry.create_revision);
       sqlite3_bind_int64(stmt, 5, entry.prev_mod_revision);
       BindBlob(stmt, 6, event.record->json);
+      std::string prev_attrs;
       if (event.prev != nullptr) {
+        prev_attrs = EncodeAttributes(event.prev->attributes);
         BindBlob(stmt, 7, event.prev->json);
+        BindBlob(stmt, 9, prev_attrs);
       } else {
         sqlite3_bind_null(stmt, 7);
+        sqlite3_bind_null(stmt, 9);
       }
+      BindBlob(stmt, 8, attrs);
       status = Run(stmt, what);
     }
-    if (status.ok() && new_compacted != 0) {
-      sqlite3_bind_int64(delete_events_.get(), 1, new_compacted);
+    if (status.ok() && compact_to != 0) {
+      sqlite3_bind_int64(delete_events_.get(), 1, compact_to);
       status = Run(delete_events_.get(), what);
       if (status.ok()) {
-        sqlite3_bind_int64(set_compacted_.get(), 1, new_compacted);
+        sqlite3_bind_int64(set_compacted_.get(), 1, compact_to);
         status = Run(set_compacted_.get(), what);
       }
     }
-    if (status.ok()) status = Run(commit_.get(), what);
-    if (!status.ok() && sqlite3_get_autocommit(db_) == 0) {
-      // SQLite rolls some failures back by itself; otherwise the transaction is still open.
-      Status rollback = Run(rollback_.get(), what);
-      if (!rollback.ok()) {
-        // Memory and disk may now disagree: refuse every later write rather than diverge.
-        broken_ = InternalError("the store refuses writes after a failed rollback: " +
-                                std::string(rollback.message()));
-      }
+    if (status.ok()) return Run(release_.get(), what);
+    if (sqlite3_get_autocommit(db_) != 0) {
+      // SQLite rolled the whole transaction back by itself (e.g. an I/O error): the batch's
+      // earlier writes are gone too, which the caller learns from in_transaction().
+      in_transaction_ = false;
+      return status;
     }
+    Status undone = Run(rollback_to_.get(), what);
+    if (undone.ok()) undone = Run(release_.get(), what);
+    if (!undone.ok()) Abandon(what);
     return status;
   }
 
+  // Commits the open batch transaction. On failure everything staged since BEGIN is rolled back.
+  Status CommitBatch(std::string_view what) {
+    if (!in_transaction_)
+      return broken_.ok() ? InternalError(std::string(what) + ": no batch") : broken_;
+    in_transaction_ = false;
+    Status status = Run(commit_.get(), what);
+    if (!status.ok() && sqlite3_get_autocommit(db_) == 0) Abandon(what);
+    return status;
+  }
+
+  // Whether a batch transaction is open (false after SQLite rolled one back by itself).
+  bool in_transaction() const { return in_transaction_ && sqlite3_get_autocommit(db_) == 0; }
+
  private:
+  // Rolls the open transaction back; if even that fails, memory and disk may now disagree, so
+  // every later write is refused rather than diverge.
+  void Abandon(std::string_view what) {
+    in_transaction_ = false;
+    if (sqlite3_get_autocommit(db_) != 0) return;
+    Status rollback = Run(rollback_.get(), what);
+    if (!rollback.ok()) {
+      broken_ = InternalError("the store refuses writes after a failed rollback: " +
+                              std::string(rollback.message()));
+    }
+  }
+
   sqlite3* db_ = nullptr;
   std::string path_;
   Status broken_;
-  Stmt begin_, commit_, rollback_, insert_object_, update_object_, delete_object_, insert_event_,
-      delete_events_, set_compacted_;
+  bool in_transaction_ = false;
+  Stmt begin_, commit_, rollback_, savepoint_, release_, rollback_to_, insert_object_,
+      update_object_, delete_object_, insert_event_, delete_events_, set_compacted_;
 };
 
 // The watchers and the order lock. Shared by the storage and its registrations, so a registration
@@ -399,11 +557,25 @@ class SqliteWatchRegistration final : public WatchRegistration {
 
 using AttributesFn = std::function<Result<ObjectAttributes>(std::string_view, std::string_view)>;
 
+// A stored version: its attributes come from their column when the row has them (written by
+// schema 2), else from the callback.
 Result<RecordPtr> LoadRecord(const AttributesFn& attributes, const std::string& key,
-                             std::int64_t revision, std::string json) {
+                             std::int64_t revision, std::string json, sqlite3_stmt* row,
+                             int attrs_column) {
   auto record = std::make_shared<ObjectRecord>();
   record->json = std::move(json);
-  if (attributes) {
+  if (sqlite3_column_type(row, attrs_column) != SQLITE_NULL) {
+    const void* data = sqlite3_column_blob(row, attrs_column);
+    const int size = sqlite3_column_bytes(row, attrs_column);
+    const std::string_view stored =
+        data == nullptr ? std::string_view()
+                        : std::string_view(static_cast<const char*>(data),
+                                           static_cast<std::size_t>(std::max(size, 0)));
+    if (!internal::DecodeAttributes(stored, record->attributes)) {
+      return DataLossError("loading " + key + " at revision " + internal::RevisionText(revision) +
+                           ": malformed attributes column");
+    }
+  } else if (attributes) {
     Result<ObjectAttributes> computed = attributes(key, record->json);
     if (!computed.ok()) {
       return DataLossError("loading " + key + " at revision " + internal::RevisionText(revision) +
@@ -475,8 +647,12 @@ Result<std::unique_ptr<SqliteStorage>> SqliteStorage::Open(SqliteStorageOptions 
 
 Status SqliteStorage::Load(internal::SqliteDb& db, const SqliteStorageOptions& options) {
   const std::string what = "loading database " + db.path();
-  SW_ASSIGN_OR_RETURN(const std::int64_t version,
+  SW_ASSIGN_OR_RETURN(std::int64_t version,
                       db.QueryInt64("SELECT value FROM meta WHERE name = 'schema_version'", what));
+  if (version == 1) {
+    SW_RETURN_IF_ERROR(db.Upgrade(internal::kUpgradeFrom1, "upgrading " + what));
+    version = 2;
+  }
   if (version != internal::kSchemaVersion) {
     return DataLossError("database " + db.path() + " has schema version " +
                          std::to_string(version) + ", this build reads version " +
@@ -493,8 +669,8 @@ Status SqliteStorage::Load(internal::SqliteDb& db, const SqliteStorageOptions& o
 
   SW_ASSIGN_OR_RETURN(
       Stmt events,
-      db.Prepare("SELECT rev, key, type, create_rev, prev_mod_rev, value, prev_value FROM events "
-                 "WHERE rev > ? ORDER BY rev",
+      db.Prepare("SELECT rev, key, type, create_rev, prev_mod_rev, value, prev_value, attrs, "
+                 "prev_attrs FROM events WHERE rev > ? ORDER BY rev",
                  what));
   sqlite3_bind_int64(events.get(), 1, compacted_revision_);
   int rc = SQLITE_OK;
@@ -523,11 +699,11 @@ Status SqliteStorage::Load(internal::SqliteDb& db, const SqliteStorageOptions& o
       } else {
         SW_ASSIGN_OR_RETURN(event->prev,
                             LoadRecord(options.attributes, key, entry.prev_mod_revision,
-                                       internal::ColumnString(row, 6)));
+                                       internal::ColumnString(row, 6), row, 8));
       }
     }
     SW_ASSIGN_OR_RETURN(event->record, LoadRecord(options.attributes, key, revision,
-                                                  internal::ColumnString(row, 5)));
+                                                  internal::ColumnString(row, 5), row, 7));
     latest.insert_or_assign(key, std::make_pair(revision, event->record));
     event->key = std::move(key);
     current_revision_ = revision;
@@ -536,8 +712,8 @@ Status SqliteStorage::Load(internal::SqliteDb& db, const SqliteStorageOptions& o
   }
   if (rc != SQLITE_DONE) return db.Error(rc, what);
 
-  SW_ASSIGN_OR_RETURN(Stmt objects,
-                      db.Prepare("SELECT key, create_rev, mod_rev, value FROM objects", what));
+  SW_ASSIGN_OR_RETURN(
+      Stmt objects, db.Prepare("SELECT key, create_rev, mod_rev, value, attrs FROM objects", what));
   while ((rc = sqlite3_step(objects.get())) == SQLITE_ROW) {
     sqlite3_stmt* row = objects.get();
     std::string key = internal::ColumnString(row, 0);
@@ -555,7 +731,7 @@ Status SqliteStorage::Load(internal::SqliteDb& db, const SqliteStorageOptions& o
       object.record = found->second.second;
     } else {
       SW_ASSIGN_OR_RETURN(object.record, LoadRecord(options.attributes, key, object.mod_revision,
-                                                    internal::ColumnString(row, 3)));
+                                                    internal::ColumnString(row, 3), row, 4));
     }
     objects_.emplace(std::move(key), std::move(object));
   }
@@ -577,11 +753,44 @@ Result<std::int64_t> SqliteStorage::Delete(std::string_view key, std::int64_t ex
   return Write(WriteKind::kDelete, key, expected_mod_revision, render);
 }
 
+// Group commit: a writer stages its write in the open SQLite transaction, and the last writer
+// to arrive commits the whole batch (kine and etcd batch their commits the same way). Writers
+// that arrive while the batch is open join it, so under concurrent load one COMMIT and one set of
+// WAL frames serve many writes. Readers and watchers see a batch only once it is committed.
 Result<std::int64_t> SqliteStorage::Write(WriteKind kind, std::string_view key,
                                           std::int64_t expected_mod_revision,
                                           const Render& render) {
   if (!render) return InternalError("writing " + std::string(key) + ": no render function");
-  std::lock_guard write_lock(write_mu_);
+  // Counted before taking the lock, so the writer holding it knows this one will join the batch.
+  arriving_.fetch_add(1, std::memory_order_relaxed);
+  std::unique_lock write_lock(write_mu_);
+  PendingWrite pending;
+  Status staged = Stage(kind, key, expected_mod_revision, render, pending);
+  arriving_.fetch_sub(1, std::memory_order_relaxed);
+  Delivery delivery = MaybeCommitLocked();
+  if (delivery.order_lock.owns_lock()) {
+    // Fan the batch out to the watchers without blocking the next batch's writers: the order
+    // lock, taken before write_mu_ is released, keeps the batches' events in revision order.
+    write_lock.unlock();
+    for (const EventPtr& event : delivery.events) hub_->DeliverLocked(event);
+    delivery.order_lock.unlock();
+    write_lock.lock();
+  }
+  if (!staged.ok()) return staged;
+  batch_done_.wait(write_lock, [&] { return pending.done; });
+  if (!pending.status.ok()) return std::move(pending.status);
+  return pending.entry.event->revision;
+}
+
+Status SqliteStorage::Stage(WriteKind kind, std::string_view key,
+                            std::int64_t expected_mod_revision, const Render& render,
+                            PendingWrite& pending) {
+  // A second write to a key in the open batch commits the batch first, so its preconditions are
+  // checked against committed state (and a retry after a conflict sees the write it lost to).
+  if (staged_keys_.contains(key)) {
+    Delivery delivery = CommitBatchLocked();
+    for (const EventPtr& event : delivery.events) hub_->DeliverLocked(event);
+  }
   auto it = objects_.find(key);
   const StoredObject* existing = it == objects_.end() ? nullptr : &it->second;
   if (kind == WriteKind::kCreate) {
@@ -596,7 +805,7 @@ Result<std::int64_t> SqliteStorage::Write(WriteKind kind, std::string_view key,
     }
   }
 
-  const std::int64_t revision = current_revision_ + 1;
+  const std::int64_t revision = current_revision_ + static_cast<std::int64_t>(batch_.size()) + 1;
   SW_ASSIGN_OR_RETURN(RecordPtr record, render(revision));
   if (record == nullptr) {
     return InternalError("rendering " + std::string(key) + " at revision " +
@@ -607,7 +816,7 @@ Result<std::int64_t> SqliteStorage::Write(WriteKind kind, std::string_view key,
   event->revision = revision;
   event->key = std::string(key);
   event->record = std::move(record);
-  HistoryEntry entry;
+  HistoryEntry& entry = pending.entry;
   switch (kind) {
     case WriteKind::kCreate:
       event->type = EventType::kAdded;
@@ -622,52 +831,109 @@ Result<std::int64_t> SqliteStorage::Write(WriteKind kind, std::string_view key,
       break;
   }
   entry.event = std::move(event);
+  pending.kind = kind;
 
   // Compact in batches: once the history is compaction_slack_ past its bound, trim it to the bound.
-  std::size_t drop = 0;
-  std::int64_t new_compacted = 0;
-  const auto kept_after = static_cast<std::int64_t>(history_.size()) + 1;
-  if (kept_after - compaction_slack_ > history_events_) {
-    drop = static_cast<std::size_t>(kept_after - history_events_);
-    new_compacted = history_[drop - 1].event->revision;
+  // The history seen here is the committed one minus what the open batch already compacts, plus
+  // the batch's own events; only committed events are compacted.
+  const auto first_kept = std::partition_point(
+      history_.begin(), history_.end(),
+      [&](const HistoryEntry& kept) { return kept.event->revision <= batch_compact_to_; });
+  const auto committed_kept = static_cast<std::int64_t>(history_.end() - first_kept);
+  const std::int64_t kept_after = committed_kept + static_cast<std::int64_t>(batch_.size()) + 1;
+  std::int64_t compact_to = 0;
+  if (kept_after - compaction_slack_ > history_events_ && committed_kept > 0) {
+    const std::int64_t drop = std::min(kept_after - history_events_, committed_kept);
+    compact_to = (first_kept + (drop - 1))->event->revision;
   }
 
-  SW_RETURN_IF_ERROR(db_->CommitWrite(entry, new_compacted));
-  Apply(kind, entry, drop, new_compacted);
-  return revision;
+  const bool was_open = db_->in_transaction();
+  Status status = db_->StageWrite(entry, compact_to);
+  if (!status.ok()) {
+    if (was_open && !db_->in_transaction()) {
+      // SQLite dropped the whole transaction: the batch's other writes are gone with it.
+      FailBatchLocked(status);
+    }
+    return status;
+  }
+  if (compact_to != 0) batch_compact_to_ = compact_to;
+  staged_keys_.insert(entry.event->key);
+  batch_.push_back(&pending);
+  return Status::Ok();
 }
 
-void SqliteStorage::Apply(WriteKind kind, const HistoryEntry& entry, std::size_t drop,
-                          std::int64_t new_compacted) {
-  const StorageEvent& event = *entry.event;
-  std::vector<HistoryEntry> dropped;  // freed after the locks are released
-  dropped.reserve(drop);
-  std::lock_guard order_lock(hub_->mu);
+SqliteStorage::Delivery SqliteStorage::MaybeCommitLocked() {
+  if (batch_.empty()) return {};
+  if (arriving_.load(std::memory_order_relaxed) > 0 && batch_.size() < kMaxBatchWrites) {
+    return {};  // a writer on its way commits
+  }
+  return CommitBatchLocked();
+}
+
+void SqliteStorage::FailBatchLocked(const Status& status) {
+  for (PendingWrite* pending : batch_) {
+    pending->status = status;
+    pending->done = true;
+  }
+  batch_.clear();
+  staged_keys_.clear();
+  batch_compact_to_ = 0;
+  batch_done_.notify_all();
+}
+
+SqliteStorage::Delivery SqliteStorage::CommitBatchLocked() {
+  if (batch_.empty()) return {};
+  const StorageEvent& last = *batch_.back()->entry.event;
+  const std::string what =
+      "committing revisions " + internal::RevisionText(batch_.front()->entry.event->revision) +
+      "-" + internal::RevisionText(last.revision) + " (last: " + last.key + ") in " + db_->path();
+  Status status = db_->CommitBatch(what);
+  if (!status.ok()) {
+    FailBatchLocked(status);
+    return {};
+  }
+  Delivery delivery;
+  std::vector<EventPtr>& events = delivery.events;
+  events.reserve(batch_.size());
+  std::vector<HistoryEntry> dropped;  // freed after the state lock is released
+  delivery.order_lock = std::unique_lock(hub_->mu);
   {
     std::unique_lock state_lock(state_mu_);
-    switch (kind) {
-      case WriteKind::kCreate:
-        objects_.emplace(event.key, StoredObject{event.record, event.revision, event.revision});
-        break;
-      case WriteKind::kUpdate: {
-        StoredObject& object = objects_.find(event.key)->second;
-        object.record = event.record;
-        object.mod_revision = event.revision;
-        break;
+    for (PendingWrite* pending : batch_) {
+      const HistoryEntry& entry = pending->entry;
+      const StorageEvent& event = *entry.event;
+      switch (pending->kind) {
+        case WriteKind::kCreate:
+          objects_.emplace(event.key, StoredObject{event.record, event.revision, event.revision});
+          break;
+        case WriteKind::kUpdate: {
+          StoredObject& object = objects_.find(event.key)->second;
+          object.record = event.record;
+          object.mod_revision = event.revision;
+          break;
+        }
+        case WriteKind::kDelete:
+          objects_.erase(objects_.find(event.key));
+          break;
       }
-      case WriteKind::kDelete:
-        objects_.erase(objects_.find(event.key));
-        break;
+      history_.push_back(entry);
+      current_revision_ = event.revision;
+      events.push_back(entry.event);
     }
-    history_.push_back(entry);
-    current_revision_ = event.revision;
-    for (std::size_t i = 0; i < drop; ++i) {
-      dropped.push_back(std::move(history_.front()));
-      history_.pop_front();
+    if (batch_compact_to_ != 0) {
+      while (!history_.empty() && history_.front().event->revision <= batch_compact_to_) {
+        dropped.push_back(std::move(history_.front()));
+        history_.pop_front();
+      }
+      compacted_revision_ = batch_compact_to_;
     }
-    if (drop > 0) compacted_revision_ = new_compacted;
   }
-  hub_->DeliverLocked(entry.event);
+  for (PendingWrite* pending : batch_) pending->done = true;
+  batch_.clear();
+  staged_keys_.clear();
+  batch_compact_to_ = 0;
+  batch_done_.notify_all();
+  return delivery;
 }
 
 Result<StoredObject> SqliteStorage::Get(std::string_view key) const {

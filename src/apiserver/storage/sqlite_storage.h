@@ -4,6 +4,8 @@
 // only.
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -11,9 +13,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "slicewright/base/result.h"
 
@@ -97,21 +101,52 @@ class SqliteStorage final : public Storage {
  private:
   enum class WriteKind { kCreate, kUpdate, kDelete };
 
+  // A write staged in the open batch; lives on its writer's stack until `done`.
+  struct PendingWrite {
+    WriteKind kind = WriteKind::kCreate;
+    internal::HistoryEntry entry;
+    Status status;      // the batch's outcome, set with done
+    bool done = false;  // guarded by write_mu_
+  };
+  // A batch commits at the latest once it holds this many writes.
+  static constexpr std::size_t kMaxBatchWrites = 256;
+
   Status Load(internal::SqliteDb& db, const SqliteStorageOptions& options);
   Result<std::int64_t> Write(WriteKind kind, std::string_view key,
                              std::int64_t expected_mod_revision, const Render& render);
-  void Apply(WriteKind kind, const internal::HistoryEntry& entry, std::size_t drop,
-             std::int64_t new_compacted);
+  // Checks preconditions, renders and stages one write in the open batch. Requires write_mu_.
+  Status Stage(WriteKind kind, std::string_view key, std::int64_t expected_mod_revision,
+               const Render& render, PendingWrite& pending);
+  // A committed batch's events, still to be delivered to the watchers under the hub's order lock
+  // (held when order_lock owns it).
+  struct Delivery {
+    std::vector<EventPtr> events;
+    std::unique_lock<std::mutex> order_lock;
+  };
+  // Commits the batch unless another writer is on its way to join it. Requires write_mu_.
+  Delivery MaybeCommitLocked();
+  // Commits the open batch and applies it to memory, then returns with the order lock held so the
+  // caller delivers its events; on failure fails every write in it. Requires write_mu_.
+  Delivery CommitBatchLocked();
+  void FailBatchLocked(const Status& status);
 
   const std::int64_t history_events_;
   // How far the history may grow past history_events_ before a compaction batch runs.
   const std::int64_t compaction_slack_;
 
-  // Lock order: write_mu_, then the hub's order lock, then state_mu_.
+  // Lock order: write_mu_, then the hub's order lock, then state_mu_. A committer keeps the order
+  // lock after releasing write_mu_ while it delivers its batch, so the next batch can stage.
   // Serializes writers. A writer reads objects_ and history_ without state_mu_: it is the only
   // thread that mutates them.
   std::mutex write_mu_;
   std::unique_ptr<internal::SqliteDb> db_;  // used under write_mu_ only
+  // The open batch, in revision order (guarded by write_mu_), its keys, the revision it compacts
+  // the history to (0: none), and how many writers hold write_mu_ or wait for it to stage.
+  std::vector<PendingWrite*> batch_;
+  std::set<std::string, std::less<>> staged_keys_;
+  std::int64_t batch_compact_to_ = 0;
+  std::atomic<int> arriving_{0};
+  std::condition_variable batch_done_;
   std::shared_ptr<internal::WatchHub> hub_;
 
   mutable std::shared_mutex state_mu_;

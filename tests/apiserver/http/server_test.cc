@@ -568,6 +568,50 @@ TEST(HttpServerStreamTest, ChunksArriveInOrderPromptlyAndFinishKeepsConnection) 
   EXPECT_EQ(stream->stops(), 0);
 }
 
+// stream_flush_interval: a chunk that follows a write sooner than the interval waits for the rest
+// of it (and goes out with its neighbours); the first chunk after a quiet interval leaves at once;
+// Finish while a flush is pending still ends the stream.
+TEST(HttpServerStreamTest, BurstsAreCoalescedAndQuietStreamsAreNot) {
+  constexpr auto kInterval = std::chrono::milliseconds(1000);
+  StreamingFixture fixture;
+  HttpServerOptions options;
+  options.stream_flush_interval = kInterval;
+  auto server = StartServer(options, fixture.Handler());
+  ASSERT_NE(server, nullptr);
+  auto client = TestClient::Connect(server->port());
+  ASSERT_TRUE(client.ok());
+  ASSERT_TRUE((*client)->SendRequest("GET", "/watch").ok());
+  ASSERT_TRUE((*client)->ReadResponseHeader().ok());
+  auto stream = fixture.WaitStream(0);
+  ASSERT_NE(stream, nullptr);
+  std::shared_ptr<StreamSink> sink = stream->WaitStarted();
+  ASSERT_NE(sink, nullptr);
+  // Let the header's write age past the interval, so "a" is the first write of a quiet stream.
+  std::this_thread::sleep_for(kInterval + std::chrono::milliseconds(100));
+
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(sink->Write(Chunk("a;")));
+  auto first = (*client)->ReadBodyAtLeast(2);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  const auto first_latency = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(sink->Write(Chunk("b;")));
+  ASSERT_TRUE(sink->Write(Chunk("c;")));
+  auto burst = (*client)->ReadBodyAtLeast(6);
+  ASSERT_TRUE(burst.ok()) << burst.status().ToString();
+  EXPECT_EQ(burst->body, "a;b;c;");
+  // The server cannot have written "b;" before the interval since "a;" began.
+  EXPECT_GE(std::chrono::steady_clock::now() - start, kInterval);
+  EXPECT_LT(first_latency, kInterval / 2);
+
+  ASSERT_TRUE(sink->Write(Chunk("d;")));  // within the interval of the burst's write: waits
+  sink->Finish();
+  auto finished = (*client)->ReadBodyAtLeast(std::string::npos);
+  ASSERT_TRUE(finished.ok()) << finished.status().ToString();
+  EXPECT_TRUE(finished->done);
+  EXPECT_EQ(finished->body, "a;b;c;d;");
+  server->Stop();
+}
+
 // A request pipelined behind a watch waits in the buffer and is served once the stream finishes;
 // a stream requested with "Connection: close" closes the connection after its last chunk.
 TEST(HttpServerStreamTest, PipelinedRequestAfterStreamAndConnectionClose) {
