@@ -936,11 +936,11 @@ Status WithParsed(std::string_view text, std::string_view document, Fn&& fn) {
   return fn(root);
 }
 
+// Decodes `root` as one object of `spec`'s kind into `out`; errors about it are named
+// "<document>: <object>".
 template <typename T>
-Result<T> DecodeSingle(std::string_view json, const KindSpec<T>& spec) {
-  T out;
-  Status status = WithParsed(json, {}, [&](element root) -> Status {
-    if (!root.is_object()) return BadRequestError("expected a JSON object at the top level");
+Status DecodeObjectOf(element root, const KindSpec<T>& spec, std::string_view document, T& out) {
+  {
     std::string_view api_version;
     std::string_view kind;
     SW_RETURN_IF_ERROR(ReadTypeMeta(root, api_version, kind));
@@ -958,10 +958,115 @@ Result<T> DecodeSingle(std::string_view json, const KindSpec<T>& spec) {
       return BadRequestError(std::move(message));
     }
     Status decoded = spec.decode(root, out);
-    if (!decoded.ok()) decoded.WithObject(ObjectName(spec, root, std::nullopt));
+    if (!decoded.ok()) decoded.WithObject(Compose(document, ObjectName(spec, root, std::nullopt)));
     return decoded;
+  }
+}
+
+template <typename T>
+Result<T> DecodeSingle(std::string_view json, const KindSpec<T>& spec) {
+  T out;
+  Status status = WithParsed(json, {}, [&](element root) -> Status {
+    if (!root.is_object()) return BadRequestError("expected a JSON object at the top level");
+    return DecodeObjectOf(root, spec, {}, out);
   });
   if (!status.ok()) return status;
+  return out;
+}
+
+// The StatusCode of a metav1.Status an API server sent: by reason, else by HTTP code (a 410 with
+// reason "Gone" or none is kExpired, as client-go's reflector treats it).
+StatusCode CodeOfApiStatus(std::string_view reason, std::int64_t http_code) {
+  constexpr std::array kCodes = {StatusCode::kBadRequest,
+                                 StatusCode::kUnauthorized,
+                                 StatusCode::kForbidden,
+                                 StatusCode::kNotFound,
+                                 StatusCode::kAlreadyExists,
+                                 StatusCode::kConflict,
+                                 StatusCode::kExpired,
+                                 StatusCode::kInvalid,
+                                 StatusCode::kTooManyRequests,
+                                 StatusCode::kInternal,
+                                 StatusCode::kUnavailable,
+                                 StatusCode::kTimeout,
+                                 StatusCode::kMethodNotAllowed,
+                                 StatusCode::kNotAcceptable,
+                                 StatusCode::kRequestEntityTooLarge,
+                                 StatusCode::kUnsupportedMediaType};
+  if (!reason.empty()) {
+    for (const StatusCode code : kCodes) {
+      if (StatusCodeReason(code) == reason) return code;
+    }
+  }
+  if (http_code == 410) return StatusCode::kExpired;
+  for (const StatusCode code : kCodes) {
+    if (StatusCodeHttp(code) == http_code) return code;
+  }
+  return StatusCode::kInternal;
+}
+
+// The object of an ERROR event: a metav1.Status.
+Status ReadApiStatus(element object) {
+  std::string_view reason;
+  std::string_view message;
+  std::int64_t http_code = 0;
+  // A field of the wrong type reads as absent: the event is an error either way.
+  element value;
+  if (object.at_key("reason").get(value) != simdjson::SUCCESS ||
+      value.get_string().get(reason) != simdjson::SUCCESS) {
+    reason = {};
+  }
+  if (object.at_key("message").get(value) != simdjson::SUCCESS ||
+      value.get_string().get(message) != simdjson::SUCCESS) {
+    message = {};
+  }
+  if (object.at_key("code").get(value) != simdjson::SUCCESS ||
+      value.get_int64().get(http_code) != simdjson::SUCCESS) {
+    http_code = 0;
+  }
+  std::string text =
+      message.empty() ? "the server ended the watch with an error" : std::string(message);
+  return Status(CodeOfApiStatus(reason, http_code), std::move(text));
+}
+
+template <typename T>
+Result<WatchEvent<T>> DecodeWatchEventOf(std::string_view line, const KindSpec<T>& spec) {
+  WatchEvent<T> out;
+  Status status = WithParsed(line, "watch event", [&](element root) -> Status {
+    if (!root.is_object()) return BadRequestError("expected a JSON object at the top level");
+    element value;
+    std::string_view type;
+    if (root.at_key("type").get(value) != simdjson::SUCCESS) {
+      return AtKey(BadRequestError("missing"), "type");
+    }
+    if (value.get_string().get(type) != simdjson::SUCCESS) {
+      return AtKey(Expected("string"), "type");
+    }
+    if (type == "ADDED") {
+      out.type = WatchEventType::kAdded;
+    } else if (type == "MODIFIED") {
+      out.type = WatchEventType::kModified;
+    } else if (type == "DELETED") {
+      out.type = WatchEventType::kDeleted;
+    } else if (type == "BOOKMARK") {
+      out.type = WatchEventType::kBookmark;
+    } else if (type == "ERROR") {
+      out.type = WatchEventType::kError;
+    } else {
+      return AtKey(BadRequestError("unknown watch event type \"" + std::string(type) + "\""),
+                   "type");
+    }
+    element object;
+    if (root.at_key("object").get(object) != simdjson::SUCCESS || !object.is_object()) {
+      return AtKey(Expected("object"), "object");
+    }
+    if (out.type == WatchEventType::kError) {
+      out.error = ReadApiStatus(object);
+      return Status();
+    }
+    return DecodeObjectOf(object, spec, "watch event", out.object);
+  });
+  if (!status.ok()) return AtDocument(std::move(status), "watch event");
   return out;
 }
 
@@ -1034,5 +1139,27 @@ Result<model::Namespace> DecodeNamespace(std::string_view json) {
   return DecodeSingle(json, kNamespaceKind);
 }
 Result<model::Event> DecodeEvent(std::string_view json) { return DecodeSingle(json, kEventKind); }
+
+Result<WatchEvent<model::Service>> DecodeServiceWatchEvent(std::string_view line) {
+  return DecodeWatchEventOf(line, kServiceKind);
+}
+Result<WatchEvent<model::Pod>> DecodePodWatchEvent(std::string_view line) {
+  return DecodeWatchEventOf(line, kPodKind);
+}
+Result<WatchEvent<model::Node>> DecodeNodeWatchEvent(std::string_view line) {
+  return DecodeWatchEventOf(line, kNodeKind);
+}
+Result<WatchEvent<model::EndpointSlice>> DecodeEndpointSliceWatchEvent(std::string_view line) {
+  return DecodeWatchEventOf(line, kEndpointSliceKind);
+}
+Result<WatchEvent<model::Endpoints>> DecodeEndpointsWatchEvent(std::string_view line) {
+  return DecodeWatchEventOf(line, kEndpointsKind);
+}
+Result<WatchEvent<model::Namespace>> DecodeNamespaceWatchEvent(std::string_view line) {
+  return DecodeWatchEventOf(line, kNamespaceKind);
+}
+Result<WatchEvent<model::Event>> DecodeEventWatchEvent(std::string_view line) {
+  return DecodeWatchEventOf(line, kEventKind);
+}
 
 }  // namespace slicewright::codec

@@ -348,6 +348,102 @@ TEST(JsonDecodeTest, SingleObjectDecoders) {
   EXPECT_EQ(node.ToString(), "nodes/n1: .status.allocatable[cpu]: expected string or number");
 }
 
+// Watch event lines as kube-apiserver streams them: each type, in one parse.
+TEST(WatchEventDecodeTest, DecodesEveryEventType) {
+  const Result<WatchEvent<model::Pod>> added = DecodePodWatchEvent(
+      R"({"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-1",)"
+      R"("namespace":"default","resourceVersion":"17"},"spec":{"nodeName":"n1"},)"
+      R"("status":{"podIP":"10.0.0.5","podIPs":[{"ip":"10.0.0.5"}]}}})");
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  EXPECT_EQ(added->type, WatchEventType::kAdded);
+  EXPECT_EQ(added->object.metadata.name, "web-1");
+  EXPECT_EQ(added->object.metadata.resource_version, "17");
+  EXPECT_EQ(added->object.spec.node_name, "n1");
+  EXPECT_TRUE(added->error.ok());
+
+  const Result<WatchEvent<model::Pod>> modified =
+      DecodePodWatchEvent(R"({"type":"MODIFIED","object":{"metadata":{"name":"web-1"}}})");
+  ASSERT_TRUE(modified.ok());
+  EXPECT_EQ(modified->type, WatchEventType::kModified);
+  const Result<WatchEvent<model::Service>> deleted = DecodeServiceWatchEvent(
+      R"({"type":"DELETED","object":{"kind":"Service","metadata":{"name":"s"}}})");
+  ASSERT_TRUE(deleted.ok());
+  EXPECT_EQ(deleted->type, WatchEventType::kDeleted);
+  EXPECT_EQ(deleted->object.metadata.name, "s");
+
+  const Result<WatchEvent<model::EndpointSlice>> bookmark = DecodeEndpointSliceWatchEvent(
+      R"({"type":"BOOKMARK","object":{"kind":"EndpointSlice","apiVersion":"discovery.k8s.io/v1",)"
+      R"("metadata":{"resourceVersion":"12345","creationTimestamp":null,)"
+      R"("annotations":{"k8s.io/initial-events-end":"true"}},"endpoints":null}})");
+  ASSERT_TRUE(bookmark.ok()) << bookmark.status().ToString();
+  EXPECT_EQ(bookmark->type, WatchEventType::kBookmark);
+  EXPECT_EQ(bookmark->object.metadata.resource_version, "12345");
+  EXPECT_EQ(bookmark->object.metadata.annotations.at("k8s.io/initial-events-end"), "true");
+
+  const Result<WatchEvent<model::Node>> gone = DecodeNodeWatchEvent(
+      R"({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},)"
+      R"js("status":"Failure","message":"too old resource version: 5 (90)","reason":"Expired",)js"
+      R"("code":410}})");
+  ASSERT_TRUE(gone.ok()) << gone.status().ToString();
+  EXPECT_EQ(gone->type, WatchEventType::kError);
+  EXPECT_EQ(gone->error.code(), StatusCode::kExpired);
+  EXPECT_EQ(gone->error.message(), "too old resource version: 5 (90)");
+  // Older servers say "Gone" (or nothing) with 410; other codes map by reason, then by HTTP code.
+  EXPECT_EQ(DecodeNamespaceWatchEvent(R"({"type":"ERROR","object":{"code":410,"reason":"Gone"}})")
+                ->error.code(),
+            StatusCode::kExpired);
+  EXPECT_EQ(DecodeEndpointsWatchEvent(R"({"type":"ERROR","object":{"code":500}})")->error.code(),
+            StatusCode::kInternal);
+  EXPECT_EQ(
+      DecodeEventWatchEvent(R"({"type":"ERROR","object":{"reason":"TooManyRequests","code":7}})")
+          ->error.code(),
+      StatusCode::kTooManyRequests);
+}
+
+TEST(WatchEventDecodeTest, RejectsBadLinesWithFullMessages) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"object":{}})", "watch event: .type: missing"},
+      {R"({"type":7,"object":{}})", "watch event: .type: expected string"},
+      {R"({"type":"ADDEDX","object":{}})",
+       "watch event: .type: unknown watch event type \"ADDEDX\""},
+      {R"({"type":"ADDED"})", "watch event: .object: expected object"},
+      {R"({"type":"ADDED","object":[]})", "watch event: .object: expected object"},
+      {R"([])", "watch event: expected a JSON object at the top level"},
+      {R"({"type":"ADDED","object":{"kind":"Service"}})",
+       "watch event: expected v1 Pod, got  Service"},
+      {R"({"type":"MODIFIED","object":{"metadata":{"name":"p","namespace":"d"},)"
+       R"("spec":{"nodeName":3}}})",
+       "watch event: pods/d/p: .spec.nodeName: expected string"},
+  };
+  for (const auto& [line, want] : cases) {
+    SCOPED_TRACE(line);
+    const Status status = ErrorOf(DecodePodWatchEvent(line));
+    EXPECT_EQ(status.code(), StatusCode::kBadRequest);
+    EXPECT_EQ(status.ToString(), want);
+  }
+  const Status truncated = ErrorOf(DecodePodWatchEvent(R"({"type":"ADDED","object":{"metad)"));
+  EXPECT_EQ(truncated.code(), StatusCode::kBadRequest);
+  EXPECT_TRUE(truncated.ToString().starts_with("watch event: malformed JSON"))
+      << truncated.ToString();
+}
+
+// Random bytes and every prefix of a real event line fail cleanly.
+TEST(WatchEventDecodeTest, TruncatedAndRandomLinesNeverCrash) {
+  const std::string line =
+      R"({"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a",)"
+      R"("labels":{"app":"x"}},"status":{"podIPs":[{"ip":"10.1.2.3"}]}}})";
+  ASSERT_TRUE(DecodePodWatchEvent(line).ok());
+  for (std::size_t size = 0; size < line.size(); ++size) {
+    EXPECT_FALSE(DecodePodWatchEvent(line.substr(0, size)).ok()) << size;
+  }
+  std::mt19937 random(7);
+  for (int i = 0; i < 2000; ++i) {
+    std::string mutated = line;
+    mutated[random() % mutated.size()] = static_cast<char>(random() % 256);
+    static_cast<void>(DecodePodWatchEvent(mutated));
+  }
+}
+
 // Every bad input is kBadRequest with a message naming the document, the object and the path.
 TEST(JsonDecodeTest, RejectsBadInputWithFullMessages) {
   struct Case {

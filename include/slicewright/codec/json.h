@@ -66,6 +66,31 @@ Result<model::Endpoints> DecodeEndpoints(std::string_view json);
 Result<model::Namespace> DecodeNamespace(std::string_view json);
 Result<model::Event> DecodeEvent(std::string_view json);
 
+// One event of a watch stream: a line `{"type":"ADDED","object":{...}}` as kube-apiserver writes
+// it (one per line with `application/json;stream=watch`).
+enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
+template <typename T>
+struct WatchEvent {
+  WatchEventType type = WatchEventType::kAdded;
+  // The object for ADDED, MODIFIED and DELETED (a DELETED object is its last state); for
+  // BOOKMARK the object as sent: only metadata.resourceVersion (and annotations) set.
+  T object;
+  // For ERROR: the metav1.Status the server sent as a Status (kExpired for 410 Gone: relist).
+  Status error;
+};
+
+// Decodes one watch event line in a single parse. The object must be of the kind decoded (its
+// apiVersion and kind may be omitted). Errors as the single-object decoders, prefixed with
+// "watch event": "watch event: .type: unknown watch event type \"FOO\"", "watch event:
+// pods/default/web-1: .spec.nodeName: expected string". A malformed line never crashes.
+Result<WatchEvent<model::Service>> DecodeServiceWatchEvent(std::string_view line);
+Result<WatchEvent<model::Pod>> DecodePodWatchEvent(std::string_view line);
+Result<WatchEvent<model::Node>> DecodeNodeWatchEvent(std::string_view line);
+Result<WatchEvent<model::EndpointSlice>> DecodeEndpointSliceWatchEvent(std::string_view line);
+Result<WatchEvent<model::Endpoints>> DecodeEndpointsWatchEvent(std::string_view line);
+Result<WatchEvent<model::Namespace>> DecodeNamespaceWatchEvent(std::string_view line);
+Result<WatchEvent<model::Event>> DecodeEventWatchEvent(std::string_view line);
+
 // Encoders: compact JSON a real API server accepts, with apiVersion and kind set, empty optional
 // fields omitted (Go's omitempty; fields Go always writes, such as EndpointSlice endpoints and
 // ports, are written as []), and keys in the Go structs' order. Times are whole-second RFC 3339, as
