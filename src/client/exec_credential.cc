@@ -175,7 +175,8 @@ Result<ExecCredential> ExecCredentialProvider::Run() {
     return Status(StatusCode::kUnauthorized,
                   who + "interactiveMode is Always but there is no terminal to interact with");
   }
-  std::vector<std::string> env = options_.base_env.value_or(ProcessEnviron());
+  std::vector<std::string> env =
+      options_.base_env.has_value() ? *options_.base_env : ProcessEnviron();
   for (const ExecEnvVar& var : config_.env) SetEnv(env, var.name, var.value);
   SetEnv(env, "KUBERNETES_EXEC_INFO", ExecInfoJson());
   std::vector<std::string> argv;

@@ -139,8 +139,8 @@ Result<ProcessResult> RunProcess(const std::vector<std::string>& argv,
     if (rc == EACCES) return Status(StatusCode::kForbidden, what + "permission denied");
     return InternalError(what + ErrnoText(rc));
   }
-  res.Close(res.fds[1]);
-  res.Close(res.fds[3]);
+  SpawnResources::Close(res.fds[1]);
+  SpawnResources::Close(res.fds[3]);
 
   ProcessResult result;
   const Clock::time_point deadline = Clock::now() + timeout;

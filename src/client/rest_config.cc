@@ -29,6 +29,16 @@ bool IsIpv6Char(char c) {
 
 std::string Quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
 
+// `text` with any user info ("user:password@") of a URL replaced, for error messages.
+std::string RedactUserInfo(std::string_view text) {
+  const std::size_t scheme_end = text.find("://");
+  const std::size_t start = scheme_end == std::string_view::npos ? 0 : scheme_end + 3;
+  const std::size_t authority_end = text.find_first_of("/?#", start);
+  const std::size_t at = text.substr(0, authority_end).rfind('@');
+  if (at == std::string_view::npos || at < start) return std::string(text);
+  return std::string(text.substr(0, start)) + "REDACTED" + std::string(text.substr(at));
+}
+
 // An error about one kubeconfig entry: object() is the file, field() the entry's field, e.g.
 // "/home/u/.kube/config: .users[admin].user.tokenFile: open /x: No such file or directory".
 Status EntryError(StatusCode code, std::string message, std::string_view file,
@@ -184,7 +194,8 @@ std::string ServerUrl::ToString() const {
 
 Result<ServerUrl> ParseServerUrl(std::string_view text) {
   const auto fail = [&](std::string_view why) {
-    return InvalidError("server " + Quoted(text) + ": " + std::string(why));
+    // The URL is quoted without user info: "https://user:password@host" carries a secret.
+    return InvalidError("server " + Quoted(RedactUserInfo(text)) + ": " + std::string(why));
   };
   if (text.empty()) return InvalidError("server is empty");
   ServerUrl url;

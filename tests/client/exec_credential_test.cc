@@ -300,5 +300,18 @@ TEST(ValidateExecConfigTest, Rules) {
             "user \"u\": exec: env[0].name must be set");
 }
 
+// By default the plugin inherits this process's environment, with the kubeconfig's env on top.
+TEST(ExecCredentialProviderTest, InheritsProcessEnvironmentByDefault) {
+  TempDir dir;
+  FakeClock clock;
+  ExecConfig config = V1Config(CountingPlugin(dir, kTokenV1));
+  config.env = {{"EXTRA", "layered"}};
+  ExecProviderOptions options = Options(clock);
+  options.base_env.reset();
+  ExecCredentialProvider provider(config, {}, options);
+  ASSERT_TRUE(provider.Get().ok());
+  EXPECT_EQ(Read(dir, "args"), "|layered");
+}
+
 }  // namespace
 }  // namespace slicewright::client

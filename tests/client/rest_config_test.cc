@@ -52,7 +52,9 @@ TEST(ParseServerUrlTest, AcceptsAndRejects) {
                        Bad{"https://fd00::1",
                            "server \"https://fd00::1\": an IPv6 address must "
                            "be in brackets"},
-                       Bad{"https://u:p@a", "server \"https://u:p@a\": user info is not allowed"},
+                       Bad{"https://u:SECRET@a/p@q",
+                           "server \"https://REDACTED@a/p@q\": user "
+                           "info is not allowed"},
                        Bad{"https://a/?x=1",
                            "server \"https://a/?x=1\": a query or fragment is "
                            "not allowed"},
