@@ -1,10 +1,12 @@
 #include "slicewright/client/exec_credential.h"
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -311,6 +313,23 @@ TEST(ExecCredentialProviderTest, InheritsProcessEnvironmentByDefault) {
   ExecCredentialProvider provider(config, {}, options);
   ASSERT_TRUE(provider.Get().ok());
   EXPECT_EQ(Read(dir, "args"), "|layered");
+}
+
+// Concurrent callers after an expiry share one plugin run.
+TEST(ExecCredentialProviderTest, ConcurrentGetRunsPluginOnce) {
+  TempDir dir;
+  FakeClock clock;
+  ExecCredentialProvider provider(V1Config(CountingPlugin(dir, kTokenV1)), {}, Options(clock));
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] {
+      if (provider.Get().ok()) ok.fetch_add(1);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(ok.load(), 4);
+  EXPECT_EQ(Read(dir, "count"), "1\n");
 }
 
 }  // namespace

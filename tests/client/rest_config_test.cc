@@ -387,6 +387,32 @@ TEST(LoadRestConfigTest, KubeconfigThenInCluster) {
   EXPECT_TRUE(rest.status().message().starts_with("no configuration: no kubeconfig found"));
 }
 
+// Across merged files each entry's relative paths resolve against its own file's directory.
+TEST(LoadRestConfigTest, MergedFilesResolvePathsPerFile) {
+  TempDir dir;
+  dir.Write("one/token", "token-from-one");
+  dir.Write("two/ca.crt", "CA FROM TWO");
+  const std::string one = dir.Write("one/config", R"(
+current-context: c
+users: [{name: u, user: {tokenFile: token}}]
+contexts: [{name: c, context: {cluster: k, user: u, namespace: ns1}}]
+)");
+  const std::string two = dir.Write("two/config", R"(
+current-context: ignored
+clusters: [{name: k, cluster: {server: "https://k:6443", certificate-authority: ca.crt}}]
+contexts: [{name: c, context: {cluster: other}}]
+)");
+  LoadOptions options;
+  options.env = FakeEnv({{"KUBECONFIG", one + ":" + two}});
+  const Result<RestConfig> rest = LoadRestConfig(options);
+  ASSERT_TRUE(rest.ok()) << rest.status().ToString();
+  EXPECT_EQ(rest->origin, "kubeconfig " + one + ":" + two);
+  EXPECT_EQ(rest->context, "c");
+  EXPECT_EQ(rest->namespace_, "ns1");
+  EXPECT_EQ(rest->tls.ca_pem, "CA FROM TWO");
+  EXPECT_EQ(*rest->token_source->Token(), "token-from-one");
+}
+
 // DebugString shows where everything comes from but no token, password, key or exec secret.
 TEST(RestConfigTest, DebugStringRedactsSecrets) {
   TempDir dir;
