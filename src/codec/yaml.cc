@@ -3,6 +3,8 @@
 // the YAML scalar rules (how a plain scalar resolves, when a string needs quotes) shared with the
 // YAML emitter in json_encode.cc.
 
+#include "slicewright/codec/yaml.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -701,6 +703,29 @@ Result<ObjectSet> DecodeYamlDocuments(std::string_view text, std::string_view do
       });
   if (!status.ok()) return status;
   return objects;
+}
+
+Result<std::vector<std::string>> YamlToJson(std::string_view text, std::string_view document_name) {
+  if (!internal::IsValidUtf8(text)) {
+    Status status = BadRequestError("malformed YAML: not valid UTF-8");
+    if (!document_name.empty()) status.WithObject(document_name);
+    return status;
+  }
+  JsonBuilder builder(std::max(kMinExpansionBudget, kExpansionFactor * text.size()));
+  std::vector<std::string> documents;
+  Status status =
+      ForEachDocument(text, document_name, builder, [&](int index, JsonBuilder& done) -> Status {
+        if (!done.error().ok()) {
+          Status error = done.error();
+          error.WithObject(Location(document_name, index, done.error_line()));
+          return error;
+        }
+        if (done.json().empty() || done.root_is_null()) return Status();  // empty document
+        documents.push_back(done.json());
+        return Status();
+      });
+  if (!status.ok()) return status;
+  return documents;
 }
 
 }  // namespace slicewright::codec

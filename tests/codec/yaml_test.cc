@@ -1,3 +1,5 @@
+#include "slicewright/codec/yaml.h"
+
 #include <random>
 #include <string>
 #include <string_view>
@@ -439,6 +441,33 @@ TEST(YamlDecodeTest, RandomInputNeverCrashes) {
       EXPECT_EQ(set.status().code(), StatusCode::kBadRequest) << text;
     }
   }
+}
+
+// YamlToJson converts each non-empty document with go-yaml's scalar rules and skips empty ones.
+TEST(YamlToJsonTest, ConvertsDocumentsAndSkipsEmptyOnes) {
+  const Result<std::vector<std::string>> out =
+      YamlToJson("a: 1\nb: \"2\"\nc: yes\nd: [x, ~]\n---\n---\n~\n---\ne: {}\n", "cfg");
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ(out->size(), 2U);
+  EXPECT_EQ((*out)[0], R"({"a":1,"b":"2","c":true,"d":["x",null]})");
+  EXPECT_EQ((*out)[1], R"({"e":{}})");
+}
+
+// An empty file is no documents, not an error (an empty kubeconfig is valid).
+TEST(YamlToJsonTest, EmptyTextIsNoDocuments) {
+  const Result<std::vector<std::string>> out = YamlToJson("", "cfg");
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(out->empty());
+}
+
+// Malformed YAML is kBadRequest naming the document and line.
+TEST(YamlToJsonTest, MalformedYamlNamesTheLocation) {
+  const Result<std::vector<std::string>> out = YamlToJson("a: [1, 2\nb: c\n", "cfg");
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kBadRequest);
+  EXPECT_TRUE(out.status().object().starts_with("cfg: document 1, line "))
+      << out.status().ToString();
+  EXPECT_TRUE(out.status().message().starts_with("malformed YAML: ")) << out.status().ToString();
 }
 
 }  // namespace
