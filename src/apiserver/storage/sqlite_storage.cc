@@ -775,6 +775,7 @@ Result<std::int64_t> SqliteStorage::Write(WriteKind kind, std::string_view key,
     for (const EventPtr& event : delivery.events) hub_->DeliverLocked(event);
     delivery.order_lock.unlock();
     write_lock.lock();
+    AcknowledgeLocked(delivery);
   }
   if (!staged.ok()) return staged;
   batch_done_.wait(write_lock, [&] { return pending.done; });
@@ -790,6 +791,7 @@ Status SqliteStorage::Stage(WriteKind kind, std::string_view key,
   if (staged_keys_.contains(key)) {
     Delivery delivery = CommitBatchLocked();
     for (const EventPtr& event : delivery.events) hub_->DeliverLocked(event);
+    AcknowledgeLocked(delivery);
   }
   auto it = objects_.find(key);
   const StoredObject* existing = it == objects_.end() ? nullptr : &it->second;
@@ -928,12 +930,17 @@ SqliteStorage::Delivery SqliteStorage::CommitBatchLocked() {
       compacted_revision_ = batch_compact_to_;
     }
   }
-  for (PendingWrite* pending : batch_) pending->done = true;
+  delivery.writes = std::move(batch_);
   batch_.clear();
   staged_keys_.clear();
   batch_compact_to_ = 0;
-  batch_done_.notify_all();
   return delivery;
+}
+
+void SqliteStorage::AcknowledgeLocked(Delivery& delivery) {
+  for (PendingWrite* pending : delivery.writes) pending->done = true;
+  delivery.writes.clear();
+  batch_done_.notify_all();
 }
 
 Result<StoredObject> SqliteStorage::Get(std::string_view key) const {
