@@ -7,7 +7,8 @@
 //   - AddAfter() delays a key (a background thread waits on the Clock for the earliest deadline);
 //   - AddRateLimited() delays it by its RateLimiter; Forget() resets that, NumRequeues() reads it;
 //   - ShutDown() wakes every Get(); ShutDownWithDrain() also waits for keys being processed.
-// Thread-safe. The Clock, and the Registry when given, must outlive the queue.
+// Thread-safe. The Clock, and the Registry when given, must outlive the queue, and every worker
+// must have returned from Get() before the queue is destroyed (shut down, then join the workers).
 #pragma once
 
 #include <condition_variable>
