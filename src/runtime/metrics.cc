@@ -99,10 +99,14 @@ Histogram::Histogram(std::vector<double> bounds)
     : bounds_(std::move(bounds)), counts_(bounds_.size() + 1) {}
 
 void Histogram::Observe(double value) {
-  // Buckets are inclusive upper bounds, so the first bound >= value; NaN compares false everywhere
-  // and lands in +Inf.
-  auto it = std::lower_bound(bounds_.begin(), bounds_.end(), value);
-  counts_[static_cast<size_t>(it - bounds_.begin())].fetch_add(1, std::memory_order_relaxed);
+  // Buckets are inclusive upper bounds, so the first bound >= value. NaN is >= no bound, so it
+  // belongs in +Inf (as in client_golang); lower_bound alone would put it in the first bucket.
+  size_t index = bounds_.size();
+  if (!std::isnan(value)) {
+    index = static_cast<size_t>(std::lower_bound(bounds_.begin(), bounds_.end(), value) -
+                                bounds_.begin());
+  }
+  counts_[index].fetch_add(1, std::memory_order_relaxed);
   sum_.fetch_add(value, std::memory_order_relaxed);
 }
 

@@ -77,6 +77,17 @@ TEST(RegistryTest, ExposesHistogram) {
             "size_bytes_count 1\n");
 }
 
+// A NaN observation counts only in the +Inf bucket (it is less than or equal to no bound).
+TEST(HistogramTest, NanGoesToInf) {
+  Histogram histogram({1, 2});
+  histogram.Observe(std::nan(""));
+  histogram.Observe(-5);
+  const Histogram::Snapshot snapshot = histogram.Read();
+  EXPECT_EQ(snapshot.buckets, (std::vector<std::uint64_t>{1, 0, 1}));
+  EXPECT_EQ(snapshot.count, 2U);
+  EXPECT_TRUE(std::isnan(snapshot.sum));
+}
+
 // Label values escape backslash, double quote and newline; HELP escapes backslash and newline
 // but not the quote (exposition format 0.0.4).
 TEST(RegistryTest, EscapesLabelValuesAndHelp) {

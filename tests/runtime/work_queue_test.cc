@@ -357,6 +357,47 @@ TEST(WorkQueueTest, MetricsAfterScriptedSequence) {
             "workqueue_work_duration_seconds_count{name=\"test\"} 2\n");
 }
 
+// Scrapes running while workers process keys, and while the queue is destroyed, neither race
+// nor touch a destroyed queue (the collect hook is removed first).
+TEST(WorkQueueTest, ConcurrentScrapesWhileWorkingAndDestroying) {
+  FakeClock clock;
+  Registry registry;
+  auto queue = NewQueue(clock, &registry);
+  std::atomic<bool> stop_scraping{false};
+  std::atomic<int> scrapes{0};
+  std::thread scraper([&] {
+    while (!stop_scraping.load()) {
+      EXPECT_NE(registry.Expose().find("workqueue_depth"), std::string::npos);
+      scrapes.fetch_add(1);
+    }
+  });
+  std::vector<std::thread> workers;
+  for (int w = 0; w < 2; ++w) {
+    workers.emplace_back([&] {
+      while (auto key = queue->Get()) {
+        queue->Done(*key);
+      }
+    });
+  }
+  for (int i = 0; i < 500; ++i) {
+    queue->Add("k" + std::to_string(i % 13));
+    if (i % 50 == 0) {
+      clock.Advance(milliseconds(1));
+    }
+  }
+  queue->ShutDownWithDrain();
+  for (auto& worker : workers) {
+    worker.join();
+  }
+  while (scrapes.load() < 3) {
+    std::this_thread::yield();
+  }
+  queue.reset();  // while the scraper still runs
+  stop_scraping.store(true);
+  scraper.join();
+  EXPECT_NE(registry.Expose().find("workqueue_adds_total{name=\"test\"}"), std::string::npos);
+}
+
 // Two queues on one registry share the families and keep their own series; destroying a queue
 // stops its scrape-time updates.
 TEST(WorkQueueTest, QueuesShareFamiliesBySeries) {
