@@ -12,9 +12,11 @@ double Seconds(Clock::Duration duration) { return std::chrono::duration<double>(
 }  // namespace
 
 std::vector<double> WorkQueueDurationBuckets() {
-  // ExponentialBuckets(1e-8, 10, 10) cannot fail; spelled out so the bounds are exact decimals
-  // rather than products that drift in the last bit (1e-8 * 10 * 10 != 1e-6).
-  return {1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 10};
+  // Computed by repeated multiplication exactly as client-go's ExponentialBuckets(10e-9, 10, 10),
+  // not written as decimal literals: two products drift in the last bit, so upstream's le labels
+  // read "9.999999999999999e-06" and "9.999999999999999e-05", and queries that select a bucket by
+  // its le string must find the same text here. The parameters are valid, so it cannot fail.
+  return ExponentialBuckets(10e-9, 10, 10).value();
 }
 
 Result<std::unique_ptr<WorkQueue>> WorkQueue::Create(WorkQueueOptions options) {

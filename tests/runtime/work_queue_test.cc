@@ -320,8 +320,10 @@ TEST(WorkQueueTest, MetricsAfterScriptedSequence) {
             "workqueue_queue_duration_seconds_bucket{name=\"test\",le=\"1e-08\"} 0\n"
             "workqueue_queue_duration_seconds_bucket{name=\"test\",le=\"1e-07\"} 0\n"
             "workqueue_queue_duration_seconds_bucket{name=\"test\",le=\"1e-06\"} 0\n"
-            "workqueue_queue_duration_seconds_bucket{name=\"test\",le=\"1e-05\"} 0\n"
-            "workqueue_queue_duration_seconds_bucket{name=\"test\",le=\"0.0001\"} 0\n"
+            "workqueue_queue_duration_seconds_bucket{name=\"test\",le=\"9.999999999999999e-06\"} "
+            "0\n"
+            "workqueue_queue_duration_seconds_bucket{name=\"test\",le=\"9.999999999999999e-05\"} "
+            "0\n"
             "workqueue_queue_duration_seconds_bucket{name=\"test\",le=\"0.001\"} 0\n"
             "workqueue_queue_duration_seconds_bucket{name=\"test\",le=\"0.01\"} 0\n"
             "workqueue_queue_duration_seconds_bucket{name=\"test\",le=\"0.1\"} 0\n"
@@ -345,8 +347,10 @@ TEST(WorkQueueTest, MetricsAfterScriptedSequence) {
             "workqueue_work_duration_seconds_bucket{name=\"test\",le=\"1e-08\"} 0\n"
             "workqueue_work_duration_seconds_bucket{name=\"test\",le=\"1e-07\"} 0\n"
             "workqueue_work_duration_seconds_bucket{name=\"test\",le=\"1e-06\"} 0\n"
-            "workqueue_work_duration_seconds_bucket{name=\"test\",le=\"1e-05\"} 0\n"
-            "workqueue_work_duration_seconds_bucket{name=\"test\",le=\"0.0001\"} 0\n"
+            "workqueue_work_duration_seconds_bucket{name=\"test\",le=\"9.999999999999999e-06\"} "
+            "0\n"
+            "workqueue_work_duration_seconds_bucket{name=\"test\",le=\"9.999999999999999e-05\"} "
+            "0\n"
             "workqueue_work_duration_seconds_bucket{name=\"test\",le=\"0.001\"} 0\n"
             "workqueue_work_duration_seconds_bucket{name=\"test\",le=\"0.01\"} 0\n"
             "workqueue_work_duration_seconds_bucket{name=\"test\",le=\"0.1\"} 0\n"
@@ -396,6 +400,18 @@ TEST(WorkQueueTest, ConcurrentScrapesWhileWorkingAndDestroying) {
   stop_scraping.store(true);
   scraper.join();
   EXPECT_NE(registry.Expose().find("workqueue_adds_total{name=\"test\"}"), std::string::npos);
+}
+
+// The duration buckets are client-go's, value for value: its le labels include
+// "9.999999999999999e-06", so queries written against kube-controller-manager match ours.
+TEST(WorkQueueTest, DurationBucketsMatchClientGo) {
+  std::vector<std::string> labels;
+  for (double bound : WorkQueueDurationBuckets()) {
+    labels.push_back(FormatValue(bound));
+  }
+  EXPECT_EQ(labels,
+            (std::vector<std::string>{"1e-08", "1e-07", "1e-06", "9.999999999999999e-06",
+                                      "9.999999999999999e-05", "0.001", "0.01", "0.1", "1", "10"}));
 }
 
 // Two queues on one registry share the families and keep their own series; destroying a queue

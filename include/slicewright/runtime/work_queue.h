@@ -44,7 +44,8 @@ struct WorkQueueOptions {
 };
 
 // The bucket bounds of workqueue_queue_duration_seconds and workqueue_work_duration_seconds, as
-// client-go's: 1e-8 s up to 10 s by factors of 10.
+// client-go's: 1e-8 s up to 10 s by factors of 10, with the same floating-point values (so the
+// same le label text).
 std::vector<double> WorkQueueDurationBuckets();
 
 class WorkQueue final {
