@@ -86,16 +86,18 @@ class MaxOfRateLimiter final : public RateLimiter {
   std::vector<std::unique_ptr<RateLimiter>> limiters_;
 };
 
-// The controller default of issue #4 and style §6.5: per-key exponential backoff from 1 s to
-// 1000 s, combined with an overall bucket of 10 qps and burst 100. (client-go's own default starts
-// at 5 ms; our reconciles are whole-Service plans, so the first retry waits longer.)
+// The controller default asked for by issue #4 and style §6.5: per-key exponential backoff from
+// 1 s to 1000 s, combined with one bucket of 10 qps and burst 100 for all keys. client-go's own
+// DefaultControllerRateLimiter has the same shape but starts the backoff at 5 ms.
 struct DefaultRateLimiterOptions {
   Clock::Duration base_delay = std::chrono::seconds(1);
   Clock::Duration max_delay = std::chrono::seconds(1000);
   double qps = 10;
   int burst = 100;
 };
-// kInvalid for a bucket BucketRateLimiter::Create rejects or a negative delay.
+
+// MaxOf(ItemExponential(base_delay, max_delay), Bucket(qps, burst)). kInvalid for a bucket that
+// BucketRateLimiter::Create rejects, or a negative delay.
 Result<std::unique_ptr<RateLimiter>> DefaultControllerRateLimiter(
     Clock& clock, const DefaultRateLimiterOptions& options = {});
 
