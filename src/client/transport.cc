@@ -408,11 +408,9 @@ struct Transport::Impl {
         return FailureStatus(request, failure);
       }
       SW_RETURN_IF_ERROR(result.status());
-      if (keep_alive && consume == nullptr) {
-        GiveBack(std::move(connection));
-      } else if (keep_alive && result->status >= 200 && result->status < 300) {
-        GiveBack(std::move(connection));  // a stream the server ended cleanly
-      }
+      // A finished exchange (for a stream: the server ended the body) leaves a reusable
+      // connection; one whose consumer stopped early is closed.
+      if (keep_alive) GiveBack(std::move(connection));
       if (result->status == 401 && config.exec && !retried_unauthorized) {
         config.exec->OnUnauthorized(authorization.second);
         retried_unauthorized = true;
