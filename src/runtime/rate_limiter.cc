@@ -37,35 +37,15 @@ int ItemExponentialRateLimiter::NumRequeues(const std::string& key) const {
 
 Result<std::unique_ptr<BucketRateLimiter>> BucketRateLimiter::Create(Clock& clock, double qps,
                                                                      int burst) {
-  if (!(qps > 0) || !std::isfinite(qps)) {
-    return InvalidError("token bucket: qps must be a positive number");
-  }
-  if (burst < 1) {
-    return InvalidError("token bucket: burst must be at least 1");
-  }
+  SW_ASSIGN_OR_RETURN(std::unique_ptr<TokenBucket> bucket, TokenBucket::Create(clock, qps, burst));
   // Not make_unique: the constructor is private so that Create() is the only way in.
-  return std::unique_ptr<BucketRateLimiter>(new BucketRateLimiter(clock, qps, burst));
+  return std::unique_ptr<BucketRateLimiter>(new BucketRateLimiter(std::move(bucket)));
 }
 
-BucketRateLimiter::BucketRateLimiter(Clock& clock, double qps, int burst)
-    : clock_(clock), qps_(qps), burst_(burst), tokens_(burst), last_(clock.Now()) {}
+BucketRateLimiter::BucketRateLimiter(std::unique_ptr<TokenBucket> bucket)
+    : bucket_(std::move(bucket)) {}
 
-Clock::Duration BucketRateLimiter::When(const std::string& /*key*/) {
-  std::lock_guard<std::mutex> guard(mu_);
-  const Clock::TimePoint now = clock_.Now();
-  if (now > last_) {
-    const double elapsed = std::chrono::duration<double>(now - last_).count();
-    tokens_ = std::min(burst_, tokens_ + elapsed * qps_);
-    last_ = now;
-  }
-  tokens_ -= 1;
-  if (tokens_ >= 0) {
-    return Clock::Duration::zero();
-  }
-  // The reserved token arrives when the deficit has refilled.
-  return std::chrono::duration_cast<Clock::Duration>(
-      std::chrono::duration<double>(-tokens_ / qps_));
-}
+Clock::Duration BucketRateLimiter::When(const std::string& /*key*/) { return bucket_->Reserve(); }
 
 void BucketRateLimiter::Forget(const std::string& /*key*/) {}
 

@@ -13,6 +13,7 @@
 
 #include "slicewright/base/clock.h"
 #include "slicewright/base/result.h"
+#include "slicewright/base/token_bucket.h"
 
 namespace slicewright::runtime {
 
@@ -62,14 +63,9 @@ class BucketRateLimiter final : public RateLimiter {
   int NumRequeues(const std::string& key) const override;
 
  private:
-  BucketRateLimiter(Clock& clock, double qps, int burst);
+  explicit BucketRateLimiter(std::unique_ptr<TokenBucket> bucket);
 
-  Clock& clock_;
-  const double qps_;
-  const double burst_;
-  std::mutex mu_;
-  double tokens_;  // may go negative: reservations made ahead of the refill
-  Clock::TimePoint last_;
+  const std::unique_ptr<TokenBucket> bucket_;
 };
 
 // The longest wait of all its limiters (MaxOfRateLimiter); NumRequeues is their maximum and
