@@ -999,7 +999,23 @@ StatusCode CodeOfApiStatus(std::string_view reason, std::int64_t http_code) {
     }
   }
   if (http_code == 410) return StatusCode::kExpired;
-  for (const StatusCode code : kCodes) {
+  // By HTTP status as apimachinery's NewGenericServerResponse does: 409 is a Conflict (not
+  // AlreadyExists), 504 a Timeout.
+  constexpr std::array kByHttpStatus = {StatusCode::kBadRequest,
+                                        StatusCode::kUnauthorized,
+                                        StatusCode::kForbidden,
+                                        StatusCode::kNotFound,
+                                        StatusCode::kMethodNotAllowed,
+                                        StatusCode::kNotAcceptable,
+                                        StatusCode::kConflict,
+                                        StatusCode::kRequestEntityTooLarge,
+                                        StatusCode::kUnsupportedMediaType,
+                                        StatusCode::kInvalid,
+                                        StatusCode::kTooManyRequests,
+                                        StatusCode::kInternal,
+                                        StatusCode::kUnavailable,
+                                        StatusCode::kTimeout};
+  for (const StatusCode code : kByHttpStatus) {
     if (StatusCodeHttp(code) == http_code) return code;
   }
   return StatusCode::kInternal;
@@ -1024,8 +1040,7 @@ Status ReadApiStatus(element object) {
       value.get_int64().get(http_code) != simdjson::SUCCESS) {
     http_code = 0;
   }
-  std::string text =
-      message.empty() ? "the server ended the watch with an error" : std::string(message);
+  std::string text = message.empty() ? "the server reported a failure" : std::string(message);
   return Status(CodeOfApiStatus(reason, http_code), std::move(text));
 }
 
@@ -1139,6 +1154,32 @@ Result<model::Namespace> DecodeNamespace(std::string_view json) {
   return DecodeSingle(json, kNamespaceKind);
 }
 Result<model::Event> DecodeEvent(std::string_view json) { return DecodeSingle(json, kEventKind); }
+
+Status DecodeStatusResponse(std::string_view body, int http_status) {
+  std::optional<Status> decoded;
+  static_cast<void>(WithParsed(body, {}, [&](element root) -> Status {
+    std::string_view kind;
+    element value;
+    if (root.is_object() && root.at_key("kind").get(value) == simdjson::SUCCESS &&
+        value.get_string().get(kind) == simdjson::SUCCESS && kind == "Status") {
+      decoded = ReadApiStatus(root);
+    }
+    return Status();
+  }));
+  if (decoded && !decoded->ok()) {
+    if (decoded->code() == StatusCode::kInternal && http_status != 500) {
+      return Status(CodeOfApiStatus({}, http_status), std::string(decoded->message()));
+    }
+    return *decoded;
+  }
+  std::string message = "the server answered HTTP " + std::to_string(http_status);
+  const std::string_view excerpt = body.substr(0, 200);
+  if (!excerpt.empty()) {
+    message += ": ";
+    message += excerpt;
+  }
+  return Status(CodeOfApiStatus({}, http_status), std::move(message));
+}
 
 Result<WatchEvent<model::Service>> DecodeServiceWatchEvent(std::string_view line) {
   return DecodeWatchEventOf(line, kServiceKind);

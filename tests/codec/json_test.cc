@@ -444,6 +444,26 @@ TEST(WatchEventDecodeTest, TruncatedAndRandomLinesNeverCrash) {
   }
 }
 
+// A non-2xx answer's body: a metav1.Status maps by reason, then by HTTP status; anything else
+// keeps an excerpt of the body.
+TEST(StatusResponseTest, MapsReasonCodeAndOtherBodies) {
+  const Status not_found =
+      DecodeStatusResponse(R"({"kind":"Status","apiVersion":"v1","status":"Failure",)"
+                           R"("message":"pods \"x\" not found","reason":"NotFound","code":404})",
+                           404);
+  EXPECT_EQ(not_found.code(), StatusCode::kNotFound);
+  EXPECT_EQ(not_found.message(), "pods \"x\" not found");
+  EXPECT_EQ(DecodeStatusResponse(R"({"kind":"Status","code":409,"message":"m"})", 409).code(),
+            StatusCode::kConflict);
+  EXPECT_EQ(DecodeStatusResponse(R"({"kind":"Status"})", 410).code(), StatusCode::kExpired);
+  const Status html = DecodeStatusResponse("<html>bad gateway</html>", 502);
+  EXPECT_EQ(html.code(), StatusCode::kInternal);
+  EXPECT_EQ(html.message(), "the server answered HTTP 502: <html>bad gateway</html>");
+  EXPECT_EQ(DecodeStatusResponse("", 503).code(), StatusCode::kUnavailable);
+  EXPECT_EQ(DecodeStatusResponse("", 503).message(), "the server answered HTTP 503");
+  EXPECT_FALSE(DecodeStatusResponse(R"({"kind":"Status","code":200})", 200).ok());
+}
+
 // Every bad input is kBadRequest with a message naming the document, the object and the path.
 TEST(JsonDecodeTest, RejectsBadInputWithFullMessages) {
   struct Case {

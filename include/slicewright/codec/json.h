@@ -91,6 +91,12 @@ Result<WatchEvent<model::Endpoints>> DecodeEndpointsWatchEvent(std::string_view 
 Result<WatchEvent<model::Namespace>> DecodeNamespaceWatchEvent(std::string_view line);
 Result<WatchEvent<model::Event>> DecodeEventWatchEvent(std::string_view line);
 
+// The error an API server answered with: its metav1.Status body (`reason`, `code`, `message`)
+// as a Status with the matching code (by reason, else by HTTP status: 410 is kExpired); a body
+// that is not a Status gives the HTTP status's code and "the server answered HTTP <n>: <the
+// first 200 bytes of the body>". Never fails and never returns OK.
+Status DecodeStatusResponse(std::string_view body, int http_status);
+
 // Encoders: compact JSON a real API server accepts, with apiVersion and kind set, empty optional
 // fields omitted (Go's omitempty; fields Go always writes, such as EndpointSlice endpoints and
 // ports, are written as []), and keys in the Go structs' order. Times are whole-second RFC 3339, as

@@ -1,0 +1,287 @@
+#include "slicewright/client/rest_client.h"
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "slicewright/base/clock.h"
+#include "slicewright/codec/json.h"
+
+#include "apiserver/http/server.h"
+#include "apiserver/rest/serve.h"
+#include "client/client_test_util.h"
+
+// RestClient against the real embedded API server (CRUD, errors, watch, 410), and against a
+// scripted HTTP server for retries and the client-side rate limit.
+namespace slicewright::client {
+namespace {
+
+using testing::TempDir;
+
+RestConfig ConfigFor(std::uint16_t port) {
+  RestConfig config;
+  config.server.scheme = "http";
+  config.server.host = "127.0.0.1";
+  config.server.port = port;
+  return config;
+}
+
+std::unique_ptr<RestClient> MakeClient(std::uint16_t port, RestClientOptions options = {}) {
+  auto transport = Transport::Create(ConfigFor(port), {});
+  EXPECT_TRUE(transport.ok()) << transport.status().ToString();
+  if (!transport.ok()) return nullptr;
+  auto client =
+      RestClient::Create(std::shared_ptr<Transport>(std::move(transport).value()), options);
+  EXPECT_TRUE(client.ok()) << client.status().ToString();
+  return client.ok() ? std::move(client).value() : nullptr;
+}
+
+nlohmann::json Parse(const Result<std::string>& body) {
+  EXPECT_TRUE(body.ok()) << body.status().ToString();
+  return body.ok() ? nlohmann::json::parse(*body, nullptr, false) : nlohmann::json();
+}
+
+std::string ServiceJson(std::string_view name) {
+  return R"({"apiVersion":"v1","kind":"Service","metadata":{"name":")" + std::string(name) +
+         R"(","labels":{"app":"web"}},"spec":{"ports":[{"port":80}],"selector":{"app":"web"}}})";
+}
+
+TEST(ResourceRefTest, PathsAndQueries) {
+  EXPECT_EQ(PodsResource().Path("default", "web-1"), "/api/v1/namespaces/default/pods/web-1");
+  EXPECT_EQ(PodsResource().Path(""), "/api/v1/pods");
+  EXPECT_EQ(ServicesResource().Path("ns", "s", "status"),
+            "/api/v1/namespaces/ns/services/s/status");
+  EXPECT_EQ(NodesResource().Path("ignored", "n1"), "/api/v1/nodes/n1");
+  EXPECT_EQ(EndpointSlicesResource().Path("ns"),
+            "/apis/discovery.k8s.io/v1/namespaces/ns/endpointslices");
+  // A hostile name cannot change the path.
+  EXPECT_EQ(PodsResource().Path("ns", "../x?y"), "/api/v1/namespaces/ns/pods/..%2Fx%3Fy");
+
+  ListOptions options;
+  options.label_selector = "app in (a,b),!canary";
+  options.limit = 500;
+  options.continue_token = "abc=";
+  EXPECT_EQ(options.Query(false),
+            "?labelSelector=app%20in%20%28a%2Cb%29%2C%21canary&limit=500&continue=abc%3D");
+  options = {};
+  options.resource_version = "42";
+  options.allow_watch_bookmarks = true;
+  options.send_initial_events = true;
+  options.timeout_seconds = 300;
+  EXPECT_EQ(options.Query(true),
+            "?watch=true&resourceVersion=42&allowWatchBookmarks=true&sendInitialEvents=true"
+            "&timeoutSeconds=300");
+  EXPECT_EQ(ListOptions{}.Query(false), "");
+}
+
+class RestClientApiServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    apiserver::ServeOptions options;
+    options.listen = "127.0.0.1:0";
+    options.data_dir = dir.Path("");
+    options.history_events = 20;
+    auto started = apiserver::RunningApiServer::Start(options);
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    server = std::move(started).value();
+    client = MakeClient(server->port());
+    ASSERT_NE(client, nullptr);
+  }
+
+  TempDir dir;
+  std::unique_ptr<apiserver::RunningApiServer> server;
+  std::unique_ptr<RestClient> client;
+};
+
+TEST_F(RestClientApiServerTest, CrudAndTheServersErrors) {
+  const ResourceRef services = ServicesResource();
+  nlohmann::json created = Parse(client->Create(services, "default", ServiceJson("web")));
+  EXPECT_EQ(created["metadata"]["name"], "web");
+
+  Result<std::string> duplicate = client->Create(services, "default", ServiceJson("web"));
+  EXPECT_EQ(duplicate.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(duplicate.status().message(), "services \"web\" already exists");
+
+  nlohmann::json fetched = Parse(client->Get(services, "default", "web"));
+  EXPECT_EQ(fetched["spec"]["clusterIP"], created["spec"]["clusterIP"]);
+
+  nlohmann::json patched = Parse(client->Patch(services, "default", "web", PatchType::kMergePatch,
+                                               R"({"metadata":{"labels":{"tier":"front"}}})"));
+  EXPECT_EQ(patched["metadata"]["labels"]["tier"], "front");
+
+  // A PUT with the stale resourceVersion is a conflict.
+  nlohmann::json stale = created;
+  stale["metadata"]["labels"]["x"] = "y";
+  Result<std::string> conflict = client->Update(services, "default", "web", stale.dump());
+  EXPECT_EQ(conflict.status().code(), StatusCode::kConflict);
+
+  ListOptions selector;
+  selector.label_selector = "tier=front";
+  nlohmann::json listed = Parse(client->List(services, "default", selector));
+  ASSERT_EQ(listed["items"].size(), 1U);
+  EXPECT_EQ(listed["items"][0]["metadata"]["name"], "web");
+  selector.label_selector = "tier=back";
+  EXPECT_TRUE(Parse(client->List(services, "", selector))["items"].empty());
+
+  ListOptions bad;
+  bad.label_selector = "a in";
+  Result<std::string> bad_selector = client->List(services, "default", bad);
+  EXPECT_EQ(bad_selector.status().code(), StatusCode::kBadRequest);
+
+  EXPECT_TRUE(client->Delete(services, "default", "web", {}).ok());
+  Result<std::string> gone = client->Get(services, "default", "web");
+  EXPECT_EQ(gone.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(gone.status().message(), "services \"web\" not found");
+}
+
+TEST_F(RestClientApiServerTest, WatchStreamsEventsAndReportsExpiredHistory) {
+  const ResourceRef services = ServicesResource();
+  nlohmann::json first = Parse(client->Create(services, "default", ServiceJson("a")));
+  const std::string start = first["metadata"]["resourceVersion"];
+  ASSERT_TRUE(client->Create(services, "default", ServiceJson("b")).ok());
+  ASSERT_TRUE(client->Create(services, "default", ServiceJson("c")).ok());
+
+  ListOptions options;
+  options.resource_version = start;
+  options.timeout_seconds = 1;
+  std::vector<std::string> names;
+  Status watched = client->Watch(
+      services, "default", options,
+      [&](std::string_view line) {
+        Result<codec::WatchEvent<model::Service>> event = codec::DecodeServiceWatchEvent(line);
+        EXPECT_TRUE(event.ok()) << event.status().ToString();
+        if (event.ok()) names.push_back(event->object.metadata.name);
+        return names.size() < 2;  // stop after two events
+      },
+      nullptr);
+  EXPECT_TRUE(watched.ok()) << watched.ToString();
+  EXPECT_EQ(names, (std::vector<std::string>{"b", "c"}));
+
+  // Write past the 20-event history: a watch from the start is told to relist (410 Expired).
+  for (int i = 0; i < 30; ++i) {
+    ASSERT_TRUE(client->Create(services, "default", ServiceJson("s" + std::to_string(i))).ok());
+  }
+  Status expired_in_stream;
+  Status opened = client->Watch(
+      services, "default", options,
+      [&](std::string_view line) {
+        Result<codec::WatchEvent<model::Service>> event = codec::DecodeServiceWatchEvent(line);
+        if (event.ok() && event->type == codec::WatchEventType::kError) {
+          expired_in_stream = event->error;
+        }
+        return true;
+      },
+      nullptr);
+  // kube-apiserver answers a compacted resourceVersion either with an ERROR event or a 410.
+  const StatusCode code = opened.ok() ? expired_in_stream.code() : opened.code();
+  EXPECT_EQ(code, StatusCode::kExpired) << opened.ToString() << " " << expired_in_stream.ToString();
+}
+
+// Scripted answers for the retry and rate-limit tests.
+struct Script {
+  std::atomic<int> calls{0};
+  std::vector<int> statuses;  // one per call; 200 after the end
+  std::string retry_after;
+
+  apiserver::HttpHandler Handler() {
+    return [this](apiserver::HttpRequest&) {
+      const int call = calls++;
+      apiserver::HttpResponse response;
+      response.status = call < static_cast<int>(statuses.size()) ? statuses[call] : 200;
+      response.body = response.status == 200
+                          ? R"({"kind":"Service"})"
+                          : R"({"kind":"Status","code":)" + std::to_string(response.status) + "}";
+      if (!retry_after.empty()) response.headers.emplace_back("Retry-After", retry_after);
+      return response;
+    };
+  }
+};
+
+std::unique_ptr<apiserver::HttpServer> ServeScript(Script& script) {
+  auto server = apiserver::HttpServer::Create({}, script.Handler());
+  EXPECT_TRUE(server.ok());
+  if (!server.ok()) return nullptr;
+  (*server)->Start();
+  return std::move(server).value();
+}
+
+RestClientOptions FastRetries() {
+  RestClientOptions options;
+  options.initial_backoff = std::chrono::milliseconds(1);
+  options.max_backoff = std::chrono::milliseconds(5);
+  options.max_retries = 3;
+  return options;
+}
+
+TEST(RestClientRetryTest, RetriesReadsOn5xxButNotCreates) {
+  Script script;
+  script.statuses = {503, 500};
+  auto server = ServeScript(script);
+  ASSERT_NE(server, nullptr);
+  auto client = MakeClient(server->port(), FastRetries());
+  ASSERT_NE(client, nullptr);
+  EXPECT_TRUE(client->Get(ServicesResource(), "default", "web").ok());
+  EXPECT_EQ(script.calls, 3);
+
+  script.calls = 0;
+  script.statuses = {503};
+  Result<std::string> created = client->Create(ServicesResource(), "default", "{}");
+  EXPECT_EQ(created.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(script.calls, 1);  // a POST the server may have acted on is not repeated
+
+  script.calls = 0;
+  script.statuses = {500, 500, 500, 500, 500};
+  EXPECT_EQ(client->Get(ServicesResource(), "default", "web").status().code(),
+            StatusCode::kInternal);
+  EXPECT_EQ(script.calls, 4);  // the first attempt and max_retries more
+}
+
+TEST(RestClientRetryTest, RetriesAnyRequestOn429HonouringRetryAfter) {
+  Script script;
+  script.statuses = {429, 429};
+  script.retry_after = "0";
+  auto server = ServeScript(script);
+  ASSERT_NE(server, nullptr);
+  auto client = MakeClient(server->port(), FastRetries());
+  ASSERT_NE(client, nullptr);
+  EXPECT_TRUE(client->Create(ServicesResource(), "default", "{}").ok());
+  EXPECT_EQ(script.calls, 3);
+}
+
+TEST(RestClientRetryTest, ConcurrentRequestsWaitForTheRateLimit) {
+  Script script;
+  auto server = ServeScript(script);
+  ASSERT_NE(server, nullptr);
+  FakeClock clock;
+  RestClientOptions options;
+  options.qps = 1;
+  options.burst = 2;
+  options.clock = &clock;
+  auto client = MakeClient(server->port(), options);
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->Get(ServicesResource(), "default", "a").ok());
+  ASSERT_TRUE(client->Get(ServicesResource(), "default", "b").ok());  // the burst
+  std::atomic<bool> done{false};
+  std::thread third([&] {
+    EXPECT_TRUE(client->Get(ServicesResource(), "default", "c").ok());
+    done = true;
+  });
+  while (clock.Waiters() == 0) std::this_thread::yield();
+  EXPECT_FALSE(done);
+  EXPECT_EQ(script.calls, 2);
+  clock.Advance(std::chrono::seconds(1));
+  third.join();
+  EXPECT_EQ(script.calls, 3);
+  EXPECT_EQ(RestClient::Create(nullptr, {}).status().code(), StatusCode::kInvalid);
+}
+
+}  // namespace
+}  // namespace slicewright::client
