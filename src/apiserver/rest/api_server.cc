@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <chrono>
+#include <condition_variable>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -223,14 +225,29 @@ struct ApiServer::Impl {
     std::vector<std::string> Dependents(const std::string& owner_uid) const;
     bool Exists(const std::string& uid) const;
     std::vector<std::string> DanglingOwners() const;
+    // The index reflects every write up to `revision` (the watch started there).
+    void MarkSeen(std::int64_t revision);
+    // Blocks until the index reflects every write up to `revision`, so a deletion's decision
+    // (orphan the dependents or not) sees every dependent created before it even if a store
+    // acknowledged writes before its watchers saw them (Storage allows that). The bound only
+    // guards against a bug.
+    void WaitForRevision(std::int64_t revision) const;
 
    private:
     void Unlink(const std::string& key, const ObjectAttributes& attributes);
     Impl& impl_;
     mutable std::mutex mu_;
+    mutable std::condition_variable seen_cv_;
     std::unordered_map<std::string, std::string> key_by_uid_;            // guarded by mu_
     std::unordered_map<std::string, std::set<std::string>> dependents_;  // guarded by mu_
+    std::int64_t seen_revision_ = 0;                                     // guarded by mu_
   };
+
+  // The owner index, caught up with every committed write.
+  OwnerIndex& SyncedOwnerIndex() {
+    owner_index->WaitForRevision(storage->CurrentRevision());
+    return *owner_index;
+  }
 
   ApiServerOptions config;
   std::unique_ptr<Storage> storage;
@@ -331,11 +348,25 @@ void ApiServer::Impl::OwnerIndex::Unlink(const std::string& key,
   }
 }
 
+void ApiServer::Impl::OwnerIndex::MarkSeen(std::int64_t revision) {
+  {
+    std::lock_guard lock(mu_);
+    seen_revision_ = std::max(seen_revision_, revision);
+  }
+  seen_cv_.notify_all();
+}
+
+void ApiServer::Impl::OwnerIndex::WaitForRevision(std::int64_t revision) const {
+  std::unique_lock lock(mu_);
+  seen_cv_.wait_for(lock, std::chrono::seconds(5), [&] { return seen_revision_ >= revision; });
+}
+
 void ApiServer::Impl::OwnerIndex::OnEvent(const EventPtr& event) {
   std::vector<std::string> missing_owners;
   std::string gone_uid;
   {
     std::lock_guard lock(mu_);
+    seen_revision_ = std::max(seen_revision_, event->revision);
     if (event->prev != nullptr) {
       Unlink(event->key, event->prev->attributes);
     }
@@ -355,6 +386,7 @@ void ApiServer::Impl::OwnerIndex::OnEvent(const EventPtr& event) {
       }
     }
   }
+  seen_cv_.notify_all();
   // Never block the writer: the work itself runs on the background thread.
   if (!gone_uid.empty()) {
     impl_.ScheduleOwnerGone(gone_uid, std::chrono::milliseconds(0));
@@ -1003,7 +1035,7 @@ Result<StoredObject> ApiServer::Impl::DeleteObject(const ResourceInfo& info,
         policy_finalizer = kFinalizerForeground;
       }
       if (!policy_finalizer.empty() && !IsTerminating(updated) &&
-          !owner_index->Dependents(uid).empty()) {
+          !SyncedOwnerIndex().Dependents(uid).empty()) {
         AddFinalizer(updated, policy_finalizer);
         needs_update = true;
       } else {
@@ -1135,7 +1167,7 @@ void ApiServer::Impl::ScheduleOwnerGone(const std::string& uid, std::chrono::mil
 }
 
 void ApiServer::Impl::ProcessOwnerGone(const std::string& uid) {
-  if (owner_index->Exists(uid)) {
+  if (SyncedOwnerIndex().Exists(uid)) {
     return;
   }
   for (const std::string& key : owner_index->Dependents(uid)) {
@@ -1192,7 +1224,7 @@ void ApiServer::Impl::ProcessDeletingOwner(const std::string& key,
     return;
   }
   const std::string uid = current->record->attributes.uid;
-  const std::vector<std::string> dependents = owner_index->Dependents(uid);
+  const std::vector<std::string> dependents = SyncedOwnerIndex().Dependents(uid);
   if (policy_finalizer == kFinalizerForeground && !dependents.empty()) {
     for (const std::string& dependent_key : dependents) {
       std::string dep_ns;
@@ -2029,10 +2061,23 @@ HttpResponse ApiServer::Impl::HandleDelete(HttpRequest& request, const ResourceI
   if (!deleted.ok()) {
     return StatusResponse(deleted.status(), {ri.name, info.group, info.resource});
   }
-  // 202 while the deletion waits (finalizers, a grace period), as kube-apiserver answers.
-  Result<StoredObject> still = storage->Get(info.Key(ri.namespace_, ri.name));
-  const bool pending = !options->dry_run && still.ok() &&
-                       still->record->attributes.uid == deleted->record->attributes.uid;
+  // 202 while the deletion waits (finalizers, a grace period), as kube-apiserver answers. Decided
+  // from the object the delete left, not from a later read: the garbage collector may finish an
+  // orphaning deletion before this answer is written.
+  bool pending = false;
+  if (!options->dry_run) {
+    Result<Json> left = ParseJson(deleted->record->json, "deleted object");
+    if (left.ok()) {
+      const Json* metadata = Metadata(*left);
+      // A Namespace waits on spec.finalizers ("kubernetes") while it is emptied.
+      const Json* spec = ObjectField(*left, "spec");
+      const Json* spec_finalizers = spec != nullptr ? ArrayField(*spec, "finalizers") : nullptr;
+      pending =
+          metadata != nullptr &&
+          (HasAnyFinalizer(*left) || (spec_finalizers != nullptr && !spec_finalizers->empty()) ||
+           IntField(*metadata, "deletionGracePeriodSeconds").value_or(0) > 0);
+    }
+  }
   return ObjectResponse(request, info, pending ? 202 : 200, deleted->record->json);
 }
 
@@ -2157,6 +2202,7 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Create(ApiServerOptions options,
   everything.initial_state = true;
   SW_ASSIGN_OR_RETURN(impl->owner_index_registration,
                       impl->storage->Watch(everything, impl->owner_index));
+  impl->owner_index->MarkSeen(impl->owner_index_registration->start_revision());
 
   ResourcePtr namespaces = impl->registry.Find("", "v1", "namespaces");
   for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) {

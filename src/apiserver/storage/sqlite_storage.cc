@@ -775,7 +775,6 @@ Result<std::int64_t> SqliteStorage::Write(WriteKind kind, std::string_view key,
     for (const EventPtr& event : delivery.events) hub_->DeliverLocked(event);
     delivery.order_lock.unlock();
     write_lock.lock();
-    AcknowledgeLocked(delivery);
   }
   if (!staged.ok()) return staged;
   batch_done_.wait(write_lock, [&] { return pending.done; });
@@ -791,7 +790,6 @@ Status SqliteStorage::Stage(WriteKind kind, std::string_view key,
   if (staged_keys_.contains(key)) {
     Delivery delivery = CommitBatchLocked();
     for (const EventPtr& event : delivery.events) hub_->DeliverLocked(event);
-    AcknowledgeLocked(delivery);
   }
   auto it = objects_.find(key);
   const StoredObject* existing = it == objects_.end() ? nullptr : &it->second;
@@ -930,17 +928,14 @@ SqliteStorage::Delivery SqliteStorage::CommitBatchLocked() {
       compacted_revision_ = batch_compact_to_;
     }
   }
-  delivery.writes = std::move(batch_);
+  // Writers learn of success once the batch is durable and readable; their events may still be
+  // on their way to the watchers (Storage allows it, as kube-apiserver's watch cache does).
+  for (PendingWrite* pending : batch_) pending->done = true;
   batch_.clear();
   staged_keys_.clear();
   batch_compact_to_ = 0;
-  return delivery;
-}
-
-void SqliteStorage::AcknowledgeLocked(Delivery& delivery) {
-  for (PendingWrite* pending : delivery.writes) pending->done = true;
-  delivery.writes.clear();
   batch_done_.notify_all();
+  return delivery;
 }
 
 Result<StoredObject> SqliteStorage::Get(std::string_view key) const {

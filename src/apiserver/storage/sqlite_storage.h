@@ -117,22 +117,17 @@ class SqliteStorage final : public Storage {
   // Checks preconditions, renders and stages one write in the open batch. Requires write_mu_.
   Status Stage(WriteKind kind, std::string_view key, std::int64_t expected_mod_revision,
                const Render& render, PendingWrite& pending);
-  // A committed batch: its events, still to be delivered to the watchers under the hub's order
-  // lock (held when order_lock owns it), and its writes, acknowledged only after that delivery, so
-  // a write's event has reached every watcher (e.g. the API server's owner index) before its
-  // writer learns that it succeeded.
+  // A committed batch's events, still to be delivered to the watchers under the hub's order lock
+  // (held when order_lock owns it).
   struct Delivery {
     std::vector<EventPtr> events;
     std::unique_lock<std::mutex> order_lock;
-    std::vector<PendingWrite*> writes;
   };
   // Commits the batch unless another writer is on its way to join it. Requires write_mu_.
   Delivery MaybeCommitLocked();
   // Commits the open batch and applies it to memory, then returns with the order lock held so the
   // caller delivers its events; on failure fails every write in it. Requires write_mu_.
   Delivery CommitBatchLocked();
-  // Marks a delivered batch's writes done and wakes their writers. Requires write_mu_.
-  void AcknowledgeLocked(Delivery& delivery);
   void FailBatchLocked(const Status& status);
 
   const std::int64_t history_events_;

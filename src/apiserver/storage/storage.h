@@ -115,6 +115,9 @@ class Storage {
   // An error from it aborts the write and is returned unchanged.
   using Render = std::function<Result<RecordPtr>(std::int64_t revision)>;
 
+  // A write returns once it is committed and visible to Get and List. Its event may reach the
+  // watch sinks just after that: a reader that must see every write up to a revision in a sink's
+  // view waits until the sink has seen it (the API server's owner index does).
   // Fails with kAlreadyExists if the key exists. Returns the new revision.
   virtual Result<std::int64_t> Create(std::string_view key, const Render& render) = 0;
   // Replaces an existing key. expected_mod_revision 0 = unconditional; otherwise it must equal the
