@@ -4,6 +4,13 @@
 
 namespace slicewright {
 
+void Clock::SleepUntil(TimePoint deadline) {
+  std::mutex mu;
+  std::condition_variable never_notified;
+  std::unique_lock<std::mutex> lock(mu);
+  while (Now() < deadline) WaitUntil(never_notified, lock, deadline);
+}
+
 SystemClock& SystemClock::Get() {
   static SystemClock clock;
   return clock;

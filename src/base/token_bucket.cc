@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 
 namespace slicewright {
 
@@ -41,11 +40,7 @@ Clock::Duration TokenBucket::Reserve() {
 void TokenBucket::Wait() {
   const Clock::Duration wait = Reserve();
   if (wait <= Clock::Duration::zero()) return;
-  const Clock::TimePoint deadline = clock_.Now() + wait;
-  std::mutex mu;
-  std::condition_variable never_notified;
-  std::unique_lock<std::mutex> lock(mu);
-  while (clock_.Now() < deadline) clock_.WaitUntil(never_notified, lock, deadline);
+  clock_.SleepUntil(clock_.Now() + wait);
 }
 
 }  // namespace slicewright

@@ -1,8 +1,6 @@
 #include "slicewright/client/rest_client.h"
 
 #include <algorithm>
-#include <condition_variable>
-#include <mutex>
 #include <random>
 #include <string>
 #include <utility>
@@ -138,14 +136,6 @@ RestClient::RestClient(std::shared_ptr<Transport> transport, RestClientOptions o
       clock_(options_.clock != nullptr ? *options_.clock : SystemClock::Get()),
       throttle_(std::move(throttle)) {}
 
-void RestClient::Sleep(Clock::Duration duration) {
-  const Clock::TimePoint deadline = clock_.Now() + duration;
-  std::mutex mu;
-  std::condition_variable never_notified;
-  std::unique_lock<std::mutex> lock(mu);
-  while (clock_.Now() < deadline) clock_.WaitUntil(never_notified, lock, deadline);
-}
-
 std::optional<Clock::Duration> RestClient::RetryDelay(const Request& request,
                                                       const Result<Response>& result, int attempt) {
   if (attempt >= options_.max_retries) return std::nullopt;
@@ -180,7 +170,7 @@ Result<std::string> RestClient::Send(const Request& request) {
       return std::move(result->body);
     }
     if (std::optional<Clock::Duration> delay = RetryDelay(request, result, attempt)) {
-      Sleep(*delay);
+      clock_.SleepUntil(clock_.Now() + *delay);
       continue;
     }
     if (!result.ok()) return result.status();
@@ -317,7 +307,7 @@ Status RestClient::Watch(const ResourceRef& resource, std::string_view namespace
     // resumes from the last one it saw instead.
     if (delivered > 0 && !result.ok()) return result.status();
     if (std::optional<Clock::Duration> delay = RetryDelay(request, result, attempt)) {
-      Sleep(*delay);
+      clock_.SleepUntil(clock_.Now() + *delay);
       continue;
     }
     if (!result.ok()) return result.status();

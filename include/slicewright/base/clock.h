@@ -29,6 +29,9 @@ class Clock {
   // return. Wake-ups may be spurious, so callers re-check their condition in a loop.
   virtual void WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
                          TimePoint deadline) = 0;
+
+  // Blocks until Now() reaches `deadline` (a rate limit's wait, a retry's backoff).
+  void SleepUntil(TimePoint deadline);
 };
 
 // The real steady clock.

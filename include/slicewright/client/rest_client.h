@@ -127,7 +127,6 @@ class RestClient final {
   // How long to wait before retry `attempt` (0-based) of a failure, or nullopt: do not retry.
   std::optional<Clock::Duration> RetryDelay(const Request& request, const Result<Response>& result,
                                             int attempt);
-  void Sleep(Clock::Duration duration);
   std::string WriteQuery() const;
 
   std::shared_ptr<Transport> transport_;
