@@ -60,7 +60,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "proc.h"
+
 namespace {
+
+using slicewright::bench::ProcessCpuSeconds;
+using slicewright::bench::ProcessStatusKb;
+using slicewright::bench::ReadFile;
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -202,13 +208,6 @@ std::int64_t ResourceVersionOf(std::string_view json) {
 // ---------------------------------------------------------------------------------------------
 // The server child process.
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 class TempDir {
  public:
   TempDir() {
@@ -304,17 +303,7 @@ class ServerProcess {
   const tcp::endpoint& endpoint() const { return endpoint_; }
 
   ProcStats Memory() const {
-    ProcStats stats;
-    std::ifstream in("/proc/" + std::to_string(pid_) + "/status");
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.starts_with("VmHWM:")) {
-        stats.hwm_kb = std::atoll(line.c_str() + 6);
-      } else if (line.starts_with("VmRSS:")) {
-        stats.rss_kb = std::atoll(line.c_str() + 6);
-      }
-    }
-    return stats;
+    return {.hwm_kb = ProcessStatusKb(pid_, "VmHWM"), .rss_kb = ProcessStatusKb(pid_, "VmRSS")};
   }
 
   // Resets VmHWM to the current RSS (Linux >= 4.0), so the next peak belongs to the next step.
@@ -324,23 +313,7 @@ class ServerProcess {
   }
 
   // utime + stime of the whole process, in seconds.
-  double CpuSeconds() const {
-    const std::string text = ReadFile("/proc/" + std::to_string(pid_) + "/stat");
-    const std::size_t close = text.rfind(')');
-    if (close == std::string::npos) {
-      return 0;
-    }
-    std::istringstream fields(text.substr(close + 2));
-    std::string field;
-    double ticks = 0;
-    // Fields 3.. after the command; utime and stime are fields 14 and 15.
-    for (int index = 3; index <= 15 && fields >> field; ++index) {
-      if (index >= 14) {
-        ticks += std::atof(field.c_str());
-      }
-    }
-    return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
-  }
+  double CpuSeconds() const { return ProcessCpuSeconds(pid_); }
 
   // SIGTERM, up to 20 s for a clean exit, then SIGKILL. Idempotent.
   void Stop() {
@@ -1029,7 +1002,7 @@ int WatcherCount(const Options& options, int normal) {
   return options.smoke ? 10 : normal;
 }
 
-double ProcessCpuSeconds() {
+double OwnCpuSeconds() {
   rusage usage{};
   ::getrusage(RUSAGE_SELF, &usage);
   return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
@@ -1111,7 +1084,7 @@ bool RunWrites(const Options& options) {
             << duration << " s\n";
 
   const double server_cpu_start = server.process.CpuSeconds();
-  const double client_cpu_start = ProcessCpuSeconds();
+  const double client_cpu_start = OwnCpuSeconds();
   std::vector<WriterResult> results(static_cast<std::size_t>(options.clients));
   const auto start = Clock::now();
   const auto deadline =
@@ -1143,7 +1116,7 @@ bool RunWrites(const Options& options) {
   }
   const double elapsed = Seconds(finished - start);
   const double server_cpu = server.process.CpuSeconds() - server_cpu_start;
-  const double client_cpu = ProcessCpuSeconds() - client_cpu_start;
+  const double client_cpu = OwnCpuSeconds() - client_cpu_start;
 
   // Every watcher must now get the marker plus every acknowledged write.
   const auto drain_start = Clock::now();
@@ -1198,7 +1171,7 @@ bool RunFanout(const Options& options) {
   // One writer, paced: write k is due at start + k / rate (sleeping until then paces the load;
   // it synchronises nothing). Creates and updates alternate; each object carries its send time.
   const double server_cpu_start = server.process.CpuSeconds();
-  const double client_cpu_start = ProcessCpuSeconds();
+  const double client_cpu_start = OwnCpuSeconds();
   const auto start = Clock::now();
   const auto total = static_cast<std::int64_t>(duration * options.rate);
   std::uint64_t acked = 0;
@@ -1239,7 +1212,7 @@ bool RunFanout(const Options& options) {
   const bool drained = group.WaitForEvents(1 + acked, std::chrono::seconds(120));
   // CPU from the first timed write until every watcher had every event, per delivery.
   const double server_cpu = server.process.CpuSeconds() - server_cpu_start;
-  const double client_cpu = ProcessCpuSeconds() - client_cpu_start;
+  const double client_cpu = OwnCpuSeconds() - client_cpu_start;
   const double deliveries = std::max(1.0, static_cast<double>(acked) * watchers);
   group.StopThreads();
   WatchSummary summary = Summarize(group, 1 + acked);

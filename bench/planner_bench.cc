@@ -19,10 +19,7 @@
 #include "slicewright/reconcile/service_endpoints.h"
 
 #include "fakes/allocation_counter.h"
-
-namespace {
-bool g_smoke = false;
-}  // namespace
+#include "smoke.h"
 
 namespace slicewright {
 namespace {
@@ -31,7 +28,7 @@ using model::Node;
 using model::Pod;
 using model::Service;
 
-std::int64_t Size(const benchmark::State& state) { return g_smoke ? 1 : state.range(0); }
+std::int64_t Size(const benchmark::State& state) { return bench::SmokeMode() ? 1 : state.range(0); }
 
 Service MakeService(std::string name, bool dual_stack) {
   Service service;
@@ -276,7 +273,7 @@ BENCHMARK(BM_OnePodChangeIncremental)->Arg(10000)->Unit(benchmark::kMicrosecond)
 
 // 10k Services x 15 pods resynced with nothing changed: zero writes.
 void BM_ResyncUnchanged(benchmark::State& state) {
-  const std::int64_t services = g_smoke ? 1 : state.range(0);
+  const std::int64_t services = bench::SmokeMode() ? 1 : state.range(0);
   std::vector<std::unique_ptr<Fixture>> fixtures;
   std::vector<std::vector<model::EndpointSlice>> slices;
   const reconcile::PlanOptions options;
@@ -321,7 +318,7 @@ int main(int argc, char** argv) {
   static char min_time[] = "--benchmark_min_time=0.000001";
   for (int i = 0; i < argc; ++i) {
     if (std::strcmp(argv[i], "--smoke") == 0) {
-      g_smoke = true;
+      slicewright::bench::SmokeMode() = true;
       args.push_back(min_time);
     } else {
       args.push_back(argv[i]);

@@ -53,11 +53,13 @@ BEGIN {
   lib_prefix[1] = "simdjson";      lib_name[1] = "simdjson";   lib_where[1] = "codec"
   lib_prefix[2] = "nlohmann/";     lib_name[2] = "nlohmann";   lib_where[2] = "codec client apiserver"
   lib_prefix[3] = "yaml-cpp/";     lib_name[3] = "yaml-cpp";   lib_where[3] = "codec"
-  lib_prefix[4] = "boost/beast";   lib_name[4] = "Beast";      lib_where[4] = "client apiserver"
-  lib_prefix[5] = "openssl/";      lib_name[5] = "OpenSSL";    lib_where[5] = "client apiserver"
-  lib_prefix[6] = "sqlite3";       lib_name[6] = "SQLite";     lib_where[6] = "apiserver"
-  lib_prefix[7] = "CLI/";          lib_name[7] = "CLI11";      lib_where[7] = "cli"
-  nlibs = 7
+  # runtime: the HTTP endpoint serving /metrics and the probes (http_endpoint.cc).
+  lib_prefix[4] = "boost/beast";   lib_name[4] = "Beast";      lib_where[4] = "client runtime apiserver"
+  lib_prefix[5] = "boost/asio";    lib_name[5] = "Boost.Asio"; lib_where[5] = "client runtime apiserver"
+  lib_prefix[6] = "openssl/";      lib_name[6] = "OpenSSL";    lib_where[6] = "client apiserver"
+  lib_prefix[7] = "sqlite3";       lib_name[7] = "SQLite";     lib_where[7] = "apiserver"
+  lib_prefix[8] = "CLI/";          lib_name[8] = "CLI11";      lib_where[8] = "cli"
+  nlibs = 8
   errors = 0
 }
 

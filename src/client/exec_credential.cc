@@ -230,7 +230,7 @@ Result<ExecCredential> ExecCredentialProvider::Get() {
   return credential;
 }
 
-void ExecCredentialProvider::OnUnauthorized(std::uint64_t generation) {
+void ExecCredentialProvider::Invalidate(std::uint64_t generation) {
   const std::lock_guard<std::mutex> lock(mu_);
   if (cached_.has_value() && cached_->generation == generation) cached_.reset();
 }

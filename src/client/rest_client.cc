@@ -187,6 +187,7 @@ std::string RestClient::WriteQuery() const {
 Result<std::string> RestClient::Get(const ResourceRef& resource, std::string_view namespace_,
                                     std::string_view name) {
   Request request;
+  request.timeout = options_.request_timeout;
   request.target = resource.Path(namespace_, name);
   return Send(request);
 }
@@ -195,14 +196,14 @@ Result<std::string> RestClient::List(const ResourceRef& resource, std::string_vi
                                      const ListOptions& options) {
   Request request;
   request.target = resource.Path(namespace_) + options.Query(/*watch=*/false);
-  // A full LIST of a large cluster is big: give it longer than a single object.
-  request.timeout = std::chrono::minutes(2);
+  request.timeout = options_.list_timeout;
   return Send(request);
 }
 
 Result<std::string> RestClient::Create(const ResourceRef& resource, std::string_view namespace_,
                                        std::string body) {
   Request request;
+  request.timeout = options_.request_timeout;
   request.method = "POST";
   request.target = resource.Path(namespace_) + WriteQuery();
   request.body = std::move(body);
@@ -214,6 +215,7 @@ Result<std::string> RestClient::Update(const ResourceRef& resource, std::string_
                                        std::string_view name, std::string body,
                                        std::string_view subresource) {
   Request request;
+  request.timeout = options_.request_timeout;
   request.method = "PUT";
   request.target = resource.Path(namespace_, name, subresource) + WriteQuery();
   request.body = std::move(body);
@@ -225,6 +227,7 @@ Result<std::string> RestClient::Patch(const ResourceRef& resource, std::string_v
                                       std::string_view name, PatchType type, std::string body,
                                       std::string_view subresource) {
   Request request;
+  request.timeout = options_.request_timeout;
   request.method = "PATCH";
   request.target = resource.Path(namespace_, name, subresource) + WriteQuery();
   request.body = std::move(body);
@@ -235,6 +238,7 @@ Result<std::string> RestClient::Patch(const ResourceRef& resource, std::string_v
 Result<std::string> RestClient::Delete(const ResourceRef& resource, std::string_view namespace_,
                                        std::string_view name, const DeleteOptions& options) {
   Request request;
+  request.timeout = options_.request_timeout;
   request.method = "DELETE";
   request.target = resource.Path(namespace_, name);
   std::string body = R"({"kind":"DeleteOptions","apiVersion":"v1")";
@@ -270,8 +274,17 @@ Status RestClient::Watch(const ResourceRef& resource, std::string_view namespace
                          StreamCanceller* canceller) {
   Request request;
   request.target = resource.Path(namespace_) + options.Query(/*watch=*/true);
-  request.timeout = std::chrono::milliseconds(0);  // ends by timeoutSeconds or cancellation
-  std::string partial;                             // an event line split across reads
+  // A watch asked to end after timeoutSeconds that is still open well after that is dead (a
+  // stalled proxy, a lost peer): a deadline a little past the server's ends it; without a server
+  // timeout only cancellation does.
+  request.timeout = std::chrono::milliseconds(0);
+  if (options.timeout_seconds > 0) {
+    const std::chrono::seconds server_timeout(options.timeout_seconds);
+    const std::chrono::seconds grace = std::clamp<std::chrono::seconds>(
+        server_timeout / 4, std::chrono::seconds(1), std::chrono::seconds(30));
+    request.timeout = server_timeout + grace;
+  }
+  std::string partial;  // an event line split across reads
   bool stopped = false;
   std::int64_t delivered = 0;
   const BodyConsumer consume = [&](std::string_view data) {

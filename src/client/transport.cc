@@ -1,15 +1,24 @@
 // The one adapter between the client and Boost.Asio/Beast/OpenSSL. Each exchange runs the
 // connection's own io_context on the calling thread, so the deadlines of beast::tcp_stream apply
 // to plain blocking-style calls and no I/O thread is needed.
+// Under ThreadSanitizer, g++ 12 flags the fences in Asio's handler invocation (-Wtsan), Boost code
+// inlined here, as in src/apiserver/http/server.cc; the runtime's Concurrent* tests link this file.
+#if defined(__SANITIZE_THREAD__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wtsan"
+#endif
+
 #include "slicewright/client/transport.h"
 
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <chrono>
 #include <cstdint>
+#include <ctime>
 #include <exception>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,7 +39,12 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
+#include <openssl/evp.h>
 #include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <poll.h>
+
+#include "slicewright/model/time.h"
 
 #include "client/base64.h"
 
@@ -44,6 +58,8 @@ namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 using ErrorCode = boost::system::error_code;
 using Clock = std::chrono::steady_clock;
+using WallTime = std::chrono::system_clock::time_point;
+using Digest = std::array<unsigned char, 32>;  // SHA-256
 
 constexpr std::size_t kReadChunkBytes = std::size_t{64} * 1024;
 
@@ -75,13 +91,31 @@ std::optional<std::chrono::seconds> ParseRetryAfter(std::string_view value) {
 
 // One keep-alive connection with its own io_context, used by one thread at a time.
 struct Connection {
+  // The TLS context the connection was made with (declared first: it outlives the stream), and
+  // the client-certificate epoch it belongs to; a connection of an older epoch is never reused.
+  std::shared_ptr<ssl::context> context;
+  std::uint64_t epoch = 0;
   asio::io_context ioc;
+  // Set on the connection's own thread when a certificate rotation closed it mid-exchange.
+  bool rotated = false;
   std::unique_ptr<beast::tcp_stream> plain;
   std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
   beast::flat_buffer buffer;
 
   beast::tcp_stream& Tcp() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
 };
+
+// Whether a pooled connection may carry another request. An idle HTTP/1.1 connection has nothing
+// to read, so anything readable means the server closed it (EOF, a reset, a TLS close_notify) or
+// it is out of step. Checking first matters for requests that are never repeated once written
+// (POST, PATCH): the server's idle timeout would otherwise fail them with "end of stream".
+bool StillOpen(Connection& connection) {
+  if (connection.buffer.size() > 0) return false;
+  pollfd descriptor{};
+  descriptor.fd = connection.Tcp().socket().native_handle();
+  descriptor.events = POLLIN;
+  return ::poll(&descriptor, 1, 0) == 0;
+}
 
 // Runs `start(handler)` to completion on the connection's io_context and returns its error.
 template <typename Start>
@@ -104,6 +138,91 @@ void SetDeadline(Connection& connection, std::optional<Clock::time_point> deadli
   } else {
     connection.Tcp().expires_never();
   }
+}
+
+// A client TLS context as client-go's TLS config: TLS 1.2 and later, the CA (else the system roots)
+// unless verification is skipped, the client certificate and key when `certificate_pem` is set,
+// ALPN http/1.1. kInvalid naming the sources for PEM that OpenSSL refuses; the key itself never
+// appears in a message.
+Result<std::shared_ptr<ssl::context>> NewTlsContext(const TlsConfig& config,
+                                                    const std::string& certificate_pem,
+                                                    const std::string& certificate_source,
+                                                    const std::string& key_pem,
+                                                    const std::string& key_source) {
+  std::shared_ptr<ssl::context> context;
+  try {
+    context = std::make_shared<ssl::context>(ssl::context::tls_client);
+  } catch (const std::exception& error) {
+    return InternalError(std::string("creating a TLS context: ") + error.what());
+  }
+  ErrorCode ec;
+  context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                           ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
+                           ssl::context::no_tlsv1_1,
+                       ec);
+  if (config.insecure_skip_verify) {
+    context->set_verify_mode(ssl::verify_none, ec);
+  } else {
+    context->set_verify_mode(ssl::verify_peer, ec);
+    if (config.ca_pem.empty()) {
+      context->set_default_verify_paths(ec);
+    } else {
+      context->add_certificate_authority(asio::buffer(config.ca_pem), ec);
+      if (ec) {
+        return InvalidError("certificate authority (" + config.ca_source +
+                            "): not a usable PEM certificate: " + ec.message());
+      }
+    }
+  }
+  if (!certificate_pem.empty()) {
+    context->use_certificate_chain(asio::buffer(certificate_pem), ec);
+    if (ec) {
+      return InvalidError("client certificate (" + certificate_source +
+                          "): not a usable PEM certificate: " + ec.message());
+    }
+    // OpenSSL also checks here that the key belongs to the certificate.
+    context->use_private_key(asio::buffer(key_pem), ssl::context::pem, ec);
+    if (ec) {
+      return InvalidError("client key (" + key_source +
+                          "): not a usable PEM key for the certificate: " + ec.message());
+    }
+  }
+  // HTTP/1.1 only: watch streams are chunked HTTP/1.1 responses.
+  static constexpr std::array<unsigned char, 9> kAlpn = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+  SSL_CTX_set_alpn_protos(context->native_handle(), kAlpn.data(),
+                          static_cast<unsigned>(kAlpn.size()));
+  return context;
+}
+
+// The NotAfter of the context's client certificate; nullopt when it has none or the time does not
+// convert (the server then judges it).
+std::optional<WallTime> CertificateNotAfter(ssl::context& context) {
+  X509* certificate = SSL_CTX_get0_certificate(context.native_handle());
+  if (certificate == nullptr) return std::nullopt;
+  std::tm parts{};
+  if (ASN1_TIME_to_tm(X509_get0_notAfter(certificate), &parts) != 1) return std::nullopt;
+  const std::time_t seconds = ::timegm(&parts);
+  if (seconds == static_cast<std::time_t>(-1)) return std::nullopt;
+  return std::chrono::system_clock::from_time_t(seconds);
+}
+
+// SHA-256 over the certificate and the key: identifies an exec credential's TLS identity without
+// keeping another copy of the key. nullopt if OpenSSL fails.
+std::optional<Digest> CredentialDigest(const std::string& certificate_pem,
+                                       const std::string& key_pem) {
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> hash(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  Digest digest{};
+  unsigned int length = 0;
+  // The length of the certificate goes first, so no other split of the same bytes matches.
+  const std::string prefix = std::to_string(certificate_pem.size()) + ":";
+  if (!hash || EVP_DigestInit_ex(hash.get(), EVP_sha256(), nullptr) != 1 ||
+      EVP_DigestUpdate(hash.get(), prefix.data(), prefix.size()) != 1 ||
+      EVP_DigestUpdate(hash.get(), certificate_pem.data(), certificate_pem.size()) != 1 ||
+      EVP_DigestUpdate(hash.get(), key_pem.data(), key_pem.size()) != 1 ||
+      EVP_DigestFinal_ex(hash.get(), digest.data(), &length) != 1 || length != digest.size()) {
+    return std::nullopt;
+  }
+  return digest;
 }
 
 // What Exchange returns when it recorded a Failure; Send turns the Failure into the real error.
@@ -142,16 +261,66 @@ bool StreamCanceller::cancelled() const {
 
 // ---- Transport ----------------------------------------------------------------------------
 
+// What one request authenticates with.
+struct Credentials {
+  std::string authorization;          // the Authorization header value, "" for none
+  std::uint64_t generation = 0;       // the exec credential's, to invalidate it after a 401
+  std::shared_ptr<ssl::context> tls;  // for new connections; null for http://
+  std::uint64_t epoch = 0;            // of `tls`
+};
+
 struct Transport::Impl {
   RestConfig config;
   TransportOptions options;
-  std::unique_ptr<ssl::context> tls;  // null for http://
+  std::shared_ptr<ssl::context> static_tls;  // null for http://; with the kubeconfig's certificate
+  // Whether the exec plugin supplies the credentials. client-go's exec Authenticator
+  // (UpdateTransportConfig) stands aside when the configuration already has a bearer token (or
+  // token file), basic auth or a client certificate: the plugin never runs and those are used.
+  bool use_exec = false;
   std::string host_header;
   std::string base_url;  // "https://host:port" for messages
 
-  std::mutex mu;
+  // The exec plugin's client certificate, when it returned one: a context built once per distinct
+  // certificate and key (found by their digest, so a re-run returning the same pair keeps the
+  // context and the pooled connections) and the epoch its connections belong to.
+  std::mutex exec_mu;
+  std::uint64_t exec_generation = 0;       // guarded by exec_mu: the credential last examined
+  std::optional<Digest> exec_digest;       // guarded by exec_mu: none while no certificate
+  std::shared_ptr<ssl::context> exec_tls;  // guarded by exec_mu: null: use static_tls
+  std::optional<WallTime> exec_not_after;  // guarded by exec_mu
+  std::uint64_t exec_epoch = 0;            // guarded by exec_mu
+
+  std::mutex mu;                                  // taken after exec_mu, never before
   std::vector<std::unique_ptr<Connection>> idle;  // guarded by mu
   std::size_t opened = 0;                         // guarded by mu
+  // Bumped when the client certificate changes: pooled connections of an older epoch presented
+  // the old certificate and are closed rather than reused.
+  std::uint64_t epoch = 0;  // guarded by mu
+  // Connections in an exchange (of any epoch), so a rotation can close them as well.
+  std::vector<Connection*> busy;  // guarded by mu
+
+  // Lists a connection in `busy` until Release() or destruction, which must come before the
+  // connection is pooled or destroyed: a rotation posts to every listed connection's io_context.
+  class BusyMark final {
+   public:
+    BusyMark(Impl& impl, Connection* connection) : impl_(impl), connection_(connection) {
+      std::lock_guard lock(impl_.mu);
+      impl_.busy.push_back(connection_);
+    }
+    BusyMark(const BusyMark&) = delete;
+    BusyMark& operator=(const BusyMark&) = delete;
+    ~BusyMark() { Release(); }
+    void Release() {
+      if (connection_ == nullptr) return;
+      std::lock_guard lock(impl_.mu);
+      impl_.busy.erase(std::find(impl_.busy.begin(), impl_.busy.end(), connection_));
+      connection_ = nullptr;
+    }
+
+   private:
+    Impl& impl_;
+    Connection* connection_;
+  };
 
   std::string What(const Request& request) const {
     return request.method + " " + base_url + config.server.path + request.target;
@@ -173,23 +342,104 @@ struct Transport::Impl {
     return UnavailableError(std::move(message));
   }
 
+  // The most recently used pooled connection that is still open and made with the current client
+  // certificate; others are dropped.
   std::unique_ptr<Connection> TakeIdle() {
-    std::lock_guard lock(mu);
-    if (idle.empty()) return nullptr;
-    std::unique_ptr<Connection> connection = std::move(idle.back());
-    idle.pop_back();
-    return connection;
+    while (true) {
+      std::unique_ptr<Connection> connection;
+      {
+        std::lock_guard lock(mu);
+        if (idle.empty()) return nullptr;
+        connection = std::move(idle.back());
+        idle.pop_back();
+        if (connection->epoch != epoch) continue;  // closed outside the lock
+      }
+      if (StillOpen(*connection)) return connection;
+    }
   }
 
   void GiveBack(std::unique_ptr<Connection> connection) {
     std::lock_guard lock(mu);
-    if (idle.size() < options.max_idle_connections) idle.push_back(std::move(connection));
+    // A connection made before a certificate rotation is not pooled: it presented the old
+    // certificate (its exchange ended just before the rotation could close it).
+    if (connection->epoch == epoch && idle.size() < options.max_idle_connections) {
+      idle.push_back(std::move(connection));
+    }
   }
 
-  // Resolves, connects and (for https) handshakes, within the deadline.
-  Result<std::unique_ptr<Connection>> Open(const Request& request,
+  // The exec credential's client certificate changed (or went away): starts a new epoch and
+  // closes every connection that presented the old one, as client-go's connection rotation does
+  // (its connTracker.CloseAll): pooled ones at once, those in an exchange (a watch) from their
+  // own io_context, so that exchange fails and its caller reconnects with the new certificate.
+  // Called with exec_mu held.
+  void RotateLocked() {
+    std::vector<std::unique_ptr<Connection>> stale;
+    {
+      std::lock_guard lock(mu);
+      ++epoch;
+      exec_epoch = epoch;
+      stale.swap(idle);
+      for (Connection* connection : busy) {
+        asio::post(connection->ioc, [connection] {
+          connection->rotated = true;
+          ErrorCode ignored;
+          connection->Tcp().socket().shutdown(tcp::socket::shutdown_both, ignored);
+        });
+      }
+    }
+    // `stale` closes its sockets here, outside mu.
+  }
+
+  // The TLS context and epoch for an exec credential: the static context when it has no
+  // certificate, else its own, built the first time it is seen. Errors (wrapped by the caller):
+  // kInvalid for a certificate or key OpenSSL refuses, kExpired for a certificate past its
+  // NotAfter, kInternal when hashing fails.
+  Result<std::pair<std::shared_ptr<ssl::context>, std::uint64_t>> ExecTls(
+      const ExecCredential& credential) {
+    // http:// has no TLS: a certificate is not used, as in client-go.
+    if (!static_tls) return std::make_pair(std::shared_ptr<ssl::context>(), std::uint64_t{0});
+    std::lock_guard lock(exec_mu);
+    if (credential.generation != exec_generation) {
+      std::optional<Digest> digest;
+      if (!credential.client_certificate_pem.empty()) {
+        digest = CredentialDigest(credential.client_certificate_pem, credential.client_key_pem);
+        if (!digest) return InternalError("hashing the client certificate failed");
+      }
+      if (digest != exec_digest) {
+        std::shared_ptr<ssl::context> context;
+        std::optional<WallTime> not_after;
+        if (digest) {
+          const std::string source = "exec plugin \"" + config.exec->command() + "\"";
+          SW_ASSIGN_OR_RETURN(context, NewTlsContext(config.tls, credential.client_certificate_pem,
+                                                     source, credential.client_key_pem, source));
+          not_after = CertificateNotAfter(*context);
+        }
+        exec_tls = std::move(context);
+        exec_digest = digest;
+        exec_not_after = not_after;
+        RotateLocked();
+      }
+      exec_generation = credential.generation;
+    }
+    // Not in client-go (it renews on expirationTimestamp and 401s only): a certificate the server
+    // would refuse as expired is renewed before it is sent. The system clock, as the server's.
+    if (exec_not_after && *exec_not_after <= std::chrono::system_clock::now()) {
+      const auto seconds =
+          std::chrono::duration_cast<std::chrono::seconds>(exec_not_after->time_since_epoch());
+      return Status(StatusCode::kExpired,
+                    "client certificate (exec plugin \"" + config.exec->command() +
+                        "\"): expired at " +
+                        model::FormatRfc3339(model::Time::FromUnixSeconds(seconds.count())));
+    }
+    return std::make_pair(exec_tls ? exec_tls : static_tls, exec_epoch);
+  }
+
+  // Resolves, connects and (for https) handshakes with `credentials.tls`, within the deadline.
+  Result<std::unique_ptr<Connection>> Open(const Request& request, const Credentials& credentials,
                                            std::optional<Clock::time_point> deadline) {
     auto connection = std::make_unique<Connection>();
+    connection->context = credentials.tls;
+    connection->epoch = credentials.epoch;
     tcp::resolver resolver(connection->ioc);
     tcp::resolver::results_type endpoints;
     ErrorCode resolve_error;
@@ -200,9 +450,9 @@ struct Transport::Impl {
                            });
     connection->ioc.run();
     if (resolve_error) return FailureStatus(request, Failure{"resolve", resolve_error, true});
-    if (tls) {
-      connection->tls =
-          std::make_unique<beast::ssl_stream<beast::tcp_stream>>(connection->ioc, *tls);
+    if (connection->context) {
+      connection->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(
+          connection->ioc, *connection->context);
     } else {
       connection->plain = std::make_unique<beast::tcp_stream>(connection->ioc);
     }
@@ -213,7 +463,7 @@ struct Transport::Impl {
     });
     if (ec) return FailureStatus(request, Failure{"connect", ec, true});
     connection->Tcp().socket().set_option(tcp::no_delay(true), ec);
-    if (tls) {
+    if (connection->tls) {
       const std::string& name =
           config.tls.server_name.empty() ? config.server.host : config.tls.server_name;
       SSL* handle = connection->tls->native_handle();
@@ -237,36 +487,48 @@ struct Transport::Impl {
     return connection;
   }
 
-  // The Authorization header value ("" for none) and the exec credential's generation.
-  Result<std::pair<std::string, std::uint64_t>> Authorization(const Request& request) {
-    if (config.exec) {
+  // The exec plugin's credential: its token and its certificate's TLS context. A certificate
+  // that does not load or has expired is dropped from the provider, so the plugin runs again; an
+  // expired one at once (one more run per request), a malformed one on the next request.
+  Result<Credentials> ExecCredentials(const Request& request) {
+    for (int attempt = 0;; ++attempt) {
       Result<ExecCredential> credential = config.exec->Get();
       if (!credential.ok()) {
         return Status(StatusCode::kUnauthorized,
                       What(request) + ": " + std::string(credential.status().message()));
       }
-      if (credential->token.empty()) {
+      Result<std::pair<std::shared_ptr<ssl::context>, std::uint64_t>> tls = ExecTls(*credential);
+      if (!tls.ok()) {
+        config.exec->Invalidate(credential->generation);
+        if (tls.status().code() == StatusCode::kExpired && attempt == 0) continue;
         return Status(StatusCode::kUnauthorized,
-                      What(request) +
-                          ": the exec plugin returned a client certificate; only exec tokens are "
-                          "supported so far");
+                      What(request) + ": " + std::string(tls.status().message()));
       }
-      return std::make_pair("Bearer " + credential->token, credential->generation);
+      Credentials out;
+      if (!credential->token.empty()) out.authorization = "Bearer " + credential->token;
+      out.generation = credential->generation;
+      out.tls = std::move(tls->first);
+      out.epoch = tls->second;
+      return out;
     }
+  }
+
+  Result<Credentials> Authenticate(const Request& request) {
+    if (use_exec) return ExecCredentials(request);
+    Credentials out;
+    out.tls = static_tls;  // its epoch is 0: only exec certificates rotate
     if (config.token_source) {
       Result<std::string> token = config.token_source->Token();
       if (!token.ok()) {
         return Status(StatusCode::kUnauthorized,
                       What(request) + ": " + std::string(token.status().message()));
       }
-      return std::make_pair("Bearer " + *token, std::uint64_t{0});
+      out.authorization = "Bearer " + *token;
+    } else if (config.basic_auth) {
+      out.authorization = "Basic " + internal::EncodeBase64(config.basic_auth->username + ":" +
+                                                            config.basic_auth->password);
     }
-    if (config.basic_auth) {
-      return std::make_pair("Basic " + internal::EncodeBase64(config.basic_auth->username + ":" +
-                                                              config.basic_auth->password),
-                            std::uint64_t{0});
-    }
-    return std::make_pair(std::string(), std::uint64_t{0});
+    return out;
   }
 
   http::request<http::string_body> BuildRequest(const Request& request,
@@ -306,6 +568,8 @@ struct Transport::Impl {
     http::response_parser<http::buffer_body> parser;
     parser.body_limit(consume != nullptr ? std::numeric_limits<std::uint64_t>::max()
                                          : options.max_body_bytes);
+    // A HEAD answer's Content-Length describes the GET's body, which is not sent.
+    if (message.method() == http::verb::head) parser.skip(true);
     ec = Run(connection, [&](auto handler) {
       http::async_read_header(stream, connection.buffer, parser, handler);
     });
@@ -358,12 +622,13 @@ struct Transport::Impl {
     bool retried_unauthorized = false;
     bool retried_stale = false;
     while (true) {
-      SW_ASSIGN_OR_RETURN(auto authorization, Authorization(request));
-      const http::request<http::string_body> message = BuildRequest(request, authorization.first);
+      SW_ASSIGN_OR_RETURN(Credentials credentials, Authenticate(request));
+      const http::request<http::string_body> message =
+          BuildRequest(request, credentials.authorization);
       std::unique_ptr<Connection> connection = TakeIdle();
       const bool reused = connection != nullptr;
       if (!reused) {
-        SW_ASSIGN_OR_RETURN(connection, Open(request, deadline));
+        SW_ASSIGN_OR_RETURN(connection, Open(request, credentials, deadline));
       }
       SetDeadline(*connection, deadline);
 
@@ -385,10 +650,12 @@ struct Transport::Impl {
       }
       bool keep_alive = false;
       Failure failure;
+      BusyMark busy_mark(*this, connection.get());
       Result<Response> result =
           connection->tls
               ? Exchange(*connection->tls, *connection, message, consume, keep_alive, failure)
               : Exchange(*connection->plain, *connection, message, consume, keep_alive, failure);
+      busy_mark.Release();
       bool cancelled = false;
       if (cancel_state) {
         std::lock_guard lock(cancel_state->mu);
@@ -405,14 +672,19 @@ struct Transport::Impl {
           retried_stale = true;
           continue;
         }
+        if (connection->rotated && failure.ec != beast::error::timeout) {
+          return UnavailableError(What(request) + ": " + failure.step +
+                                  ": connection closed: the exec plugin's client certificate "
+                                  "changed");
+        }
         return FailureStatus(request, failure);
       }
       SW_RETURN_IF_ERROR(result.status());
       // A finished exchange (for a stream: the server ended the body) leaves a reusable
       // connection; one whose consumer stopped early is closed.
       if (keep_alive) GiveBack(std::move(connection));
-      if (result->status == 401 && config.exec && !retried_unauthorized) {
-        config.exec->OnUnauthorized(authorization.second);
+      if (result->status == 401 && use_exec && !retried_unauthorized) {
+        config.exec->Invalidate(credentials.generation);
         retried_unauthorized = true;
         continue;
       }
@@ -426,46 +698,13 @@ Result<std::unique_ptr<Transport>> Transport::Create(RestConfig config, Transpor
   impl->host_header = HostHeader(config.server);
   impl->base_url = config.server.scheme + "://" + impl->host_header;
   if (config.server.scheme == "https") {
-    auto context = std::make_unique<ssl::context>(ssl::context::tls_client);
-    ErrorCode ec;
-    context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                             ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
-                             ssl::context::no_tlsv1_1,
-                         ec);
-    if (config.tls.insecure_skip_verify) {
-      context->set_verify_mode(ssl::verify_none, ec);
-    } else {
-      context->set_verify_mode(ssl::verify_peer, ec);
-      if (config.tls.ca_pem.empty()) {
-        context->set_default_verify_paths(ec);
-      } else {
-        context->add_certificate_authority(asio::buffer(config.tls.ca_pem), ec);
-        if (ec) {
-          return InvalidError("certificate authority (" + config.tls.ca_source +
-                              "): not a usable PEM certificate: " + ec.message());
-        }
-      }
-    }
-    if (!config.tls.client_certificate_pem.empty()) {
-      context->use_certificate_chain(asio::buffer(config.tls.client_certificate_pem), ec);
-      if (ec) {
-        return InvalidError("client certificate (" + config.tls.client_certificate_source +
-                            "): not a usable PEM certificate: " + ec.message());
-      }
-      context->use_private_key(asio::buffer(config.tls.client_key_pem), ssl::context::pem, ec);
-      if (ec) {
-        // The key itself never appears in the message.
-        return InvalidError("client key (" + config.tls.client_key_source +
-                            "): not a usable PEM key for the certificate: " + ec.message());
-      }
-    }
-    // HTTP/1.1 only: watch streams are chunked HTTP/1.1 responses.
-    static constexpr std::array<unsigned char, 9> kAlpn = {8,   'h', 't', 't', 'p',
-                                                           '/', '1', '.', '1'};
-    SSL_CTX_set_alpn_protos(context->native_handle(), kAlpn.data(),
-                            static_cast<unsigned>(kAlpn.size()));
-    impl->tls = std::move(context);
+    SW_ASSIGN_OR_RETURN(impl->static_tls,
+                        NewTlsContext(config.tls, config.tls.client_certificate_pem,
+                                      config.tls.client_certificate_source,
+                                      config.tls.client_key_pem, config.tls.client_key_source));
   }
+  impl->use_exec = config.exec != nullptr && config.token_source == nullptr &&
+                   !config.basic_auth.has_value() && config.tls.client_certificate_pem.empty();
   impl->config = std::move(config);
   impl->options = std::move(options);
   return std::unique_ptr<Transport>(new Transport(std::move(impl)));

@@ -67,4 +67,8 @@ bool IsValidUtf8(std::string_view text);
 // Appends `text` as a JSON string literal (quotes, escapes; UTF-8 passes through).
 void AppendJsonString(std::string& out, std::string_view text);
 
+// ObjectMeta as the encoders of json.h write it (compact JSON, omitempty), for encoders of kinds
+// kept in their own file (coordination.cc).
+std::string EncodeObjectMeta(const model::ObjectMeta& meta);
+
 }  // namespace slicewright::codec::internal

@@ -20,9 +20,11 @@
 #include <simdjson.h>
 
 #include "slicewright/base/status.h"
+#include "slicewright/codec/network_status.h"
 #include "slicewright/model/time.h"
 
 #include "codec/internal.h"
+#include "codec/simdjson_internal.h"
 
 namespace slicewright::codec {
 namespace {
@@ -1085,6 +1087,60 @@ Result<WatchEvent<T>> DecodeWatchEventOf(std::string_view line, const KindSpec<T
   return out;
 }
 
+// A list page of `spec`'s kind; see DecodePodList.
+template <typename T>
+Result<ListPage<T>> DecodeListOf(std::string_view json, const KindSpec<T>& spec) {
+  ListPage<T> out;
+  Status status = WithParsed(json, "list", [&](element root) -> Status {
+    if (!root.is_object()) return BadRequestError("expected a JSON object at the top level");
+    std::string_view api_version;
+    std::string_view kind;
+    SW_RETURN_IF_ERROR(ReadTypeMeta(root, api_version, kind));
+    const bool typed_list = kind.size() == spec.kind.size() + 4 && kind.starts_with(spec.kind) &&
+                            kind.ends_with("List");
+    if (!kind.empty() && kind != "List" && !typed_list) {
+      return AtKey(
+          BadRequestError("expected " + std::string(spec.kind) + "List, got " + std::string(kind)),
+          "kind");
+    }
+    element metadata;
+    if (root.at_key("metadata").get(metadata) == simdjson::SUCCESS && !metadata.is_null()) {
+      if (!metadata.is_object()) return AtKey(Expected("object"), "metadata");
+      Status meta_status = ForEachField(metadata, [&](std::string_view key, element v) -> Status {
+        if (key == "resourceVersion") return ReadString(v, out.resource_version);
+        if (key == "continue") return ReadString(v, out.continue_token);
+        if (key == "remainingItemCount") return ReadOptInt(v, out.remaining_item_count);
+        return Status();
+      });
+      if (!meta_status.ok()) return AtKey(std::move(meta_status), "metadata");
+    }
+    element items;
+    if (root.at_key("items").get(items) != simdjson::SUCCESS || items.is_null()) return Status();
+    if (!items.is_array()) return AtKey(Expected("array"), "items");
+    const simdjson::dom::array array = items.get_array().value_unsafe();
+    out.items.reserve(std::min<std::size_t>(array.size(), kMaxReservedItems));
+    std::size_t index = 0;
+    for (const element item : array) {
+      if (!item.is_null()) {
+        T& slot = out.items.emplace_back();
+        Status item_status =
+            item.is_object() ? DecodeObjectOf(item, spec, "list", slot) : Expected("object");
+        if (!item_status.ok()) {
+          out.items.pop_back();
+          if (item_status.object().empty()) {
+            item_status.WithObject(Compose("list", "items[" + std::to_string(index) + "]"));
+          }
+          out.item_errors.push_back(std::move(item_status));
+        }
+      }
+      ++index;
+    }
+    return Status();
+  });
+  if (!status.ok()) return AtDocument(std::move(status), "list");
+  return out;
+}
+
 template <typename T>
 void AppendAll(std::vector<T>& to, std::vector<T>&& from) {
   if (to.empty()) {
@@ -1112,6 +1168,10 @@ namespace internal {
 
 bool IsValidUtf8(std::string_view text) {
   return simdjson::validate_utf8(text.data(), text.size());
+}
+
+Status DecodeObjectMetaValue(simdjson::dom::element value, model::ObjectMeta& out) {
+  return DecodeObjectMeta(value, out);
 }
 
 Result<ObjectSet> DecodeJsonWithSite(std::string_view text, std::string_view document_name,
@@ -1201,6 +1261,54 @@ Result<WatchEvent<model::Namespace>> DecodeNamespaceWatchEvent(std::string_view 
 }
 Result<WatchEvent<model::Event>> DecodeEventWatchEvent(std::string_view line) {
   return DecodeWatchEventOf(line, kEventKind);
+}
+
+Result<ListPage<model::Service>> DecodeServiceList(std::string_view json) {
+  return DecodeListOf(json, kServiceKind);
+}
+Result<ListPage<model::Pod>> DecodePodList(std::string_view json) {
+  return DecodeListOf(json, kPodKind);
+}
+Result<ListPage<model::Node>> DecodeNodeList(std::string_view json) {
+  return DecodeListOf(json, kNodeKind);
+}
+Result<ListPage<model::EndpointSlice>> DecodeEndpointSliceList(std::string_view json) {
+  return DecodeListOf(json, kEndpointSliceKind);
+}
+Result<ListPage<model::Endpoints>> DecodeEndpointsList(std::string_view json) {
+  return DecodeListOf(json, kEndpointsKind);
+}
+Result<ListPage<model::Namespace>> DecodeNamespaceList(std::string_view json) {
+  return DecodeListOf(json, kNamespaceKind);
+}
+Result<ListPage<model::Event>> DecodeEventList(std::string_view json) {
+  return DecodeListOf(json, kEventKind);
+}
+
+namespace {
+
+Status DecodeNetworkStatusEntry(element value, model::NetworkStatus& out) {
+  return ForEachField(value, [&out](std::string_view key, element v) -> Status {
+    if (key == "name") return ReadString(v, out.name);
+    if (key == "interface") return ReadString(v, out.interface);
+    if (key == "ips") return ReadStringList(v, out.ips);
+    if (key == "mac") return ReadString(v, out.mac);
+    if (key == "default") return ReadBool(v, out.is_default);
+    return Status();
+  });
+}
+
+}  // namespace
+
+Result<std::vector<model::NetworkStatus>> DecodeNetworkStatus(std::string_view json) {
+  std::vector<model::NetworkStatus> out;
+  Status status = WithParsed(json, {}, [&](element root) -> Status {
+    if (root.is_null()) return Status();
+    if (!root.is_array()) return BadRequestError("expected a JSON list of networks");
+    return ReadList(root, out, DecodeNetworkStatusEntry);
+  });
+  if (!status.ok()) return status;
+  return out;
 }
 
 }  // namespace slicewright::codec

@@ -557,6 +557,10 @@ std::optional<SyntaxError> FindJsonSyntaxError(std::string_view text) {
 
 }  // namespace internal
 
+std::string QuoteJsonString(std::string_view text) {
+  return Dump([text] { return Json(std::string(text)); });
+}
+
 std::string EncodeEndpointSlice(const model::EndpointSlice& slice) {
   return Dump([&slice] {
     Json object = TypedObject("discovery.k8s.io/v1", "EndpointSlice", slice.metadata);
@@ -664,5 +668,13 @@ Result<std::string> JsonToYaml(std::string_view json) {
     return InternalError(std::string("converting JSON to YAML: ") + e.what());
   }
 }
+
+namespace internal {
+
+std::string EncodeObjectMeta(const model::ObjectMeta& meta) {
+  return Dump([&meta] { return ObjectMetaJson(meta); });
+}
+
+}  // namespace internal
 
 }  // namespace slicewright::codec

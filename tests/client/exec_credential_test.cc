@@ -129,10 +129,10 @@ TEST(ExecCredentialProviderTest, RerunsAfterUnauthorized) {
   EXPECT_FALSE(first.expiry.has_value());
   clock.Advance(std::chrono::hours(1000));
   EXPECT_EQ(provider.Get()->token, "tok-1");  // no expiry: cached until a 401
-  provider.OnUnauthorized(first.generation);
+  provider.Invalidate(first.generation);
   const ExecCredential second = *provider.Get();
   EXPECT_EQ(second.token, "tok-2");
-  provider.OnUnauthorized(first.generation);  // stale 401: ignored
+  provider.Invalidate(first.generation);  // stale 401: ignored
   EXPECT_EQ(provider.Get()->token, "tok-2");
   EXPECT_EQ(Read(dir, "count"), "2\n");
 }
@@ -321,6 +321,7 @@ TEST(ExecCredentialProviderTest, ConcurrentGetRunsPluginOnce) {
   FakeClock clock;
   ExecCredentialProvider provider(V1Config(CountingPlugin(dir, kTokenV1)), {}, Options(clock));
   std::vector<std::thread> threads;
+  threads.reserve(4);
   std::atomic<int> ok{0};
   for (int i = 0; i < 4; ++i) {
     threads.emplace_back([&] {

@@ -192,6 +192,48 @@ TEST(TransportTest, ReplacesAPooledConnectionTheServerClosed) {
   EXPECT_EQ(transport->connections_opened(), 2U);
 }
 
+// A HEAD answer carries the GET's Content-Length but no body: the transport must not wait for
+// one (it used to, until the deadline), and the connection stays usable.
+TEST(TransportTest, HeadReadsNoBody) {
+  auto server = Serve({}, [](HttpRequest&) { return Json(200, R"({"kind":"APIVersions"})"); });
+  ASSERT_NE(server, nullptr);
+  auto transport = MakeTransport(PlainConfig(server->port()));
+  ASSERT_NE(transport, nullptr);
+  Request head = Get("/api", std::chrono::seconds(5));
+  head.method = "HEAD";
+  const auto start = std::chrono::steady_clock::now();
+  Result<Response> response = transport->Do(head);
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(response->body, "");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  Result<Response> get = transport->Do(Get("/api"));
+  ASSERT_TRUE(get.ok()) << get.status().ToString();
+  EXPECT_EQ(get->body, R"({"kind":"APIVersions"})");
+  EXPECT_EQ(transport->connections_opened(), 1U);
+}
+
+// A POST is never repeated after its bytes were sent, so a pooled connection the server has
+// closed while idle must be noticed before the POST is written on it.
+TEST(TransportTest, PostDoesNotUseAPooledConnectionTheServerClosed) {
+  HttpServerOptions options;
+  options.idle_timeout_seconds = 1;
+  auto server = Serve(options, [](HttpRequest&) { return Json(201, "{}"); });
+  ASSERT_NE(server, nullptr);
+  auto transport = MakeTransport(PlainConfig(server->port()));
+  ASSERT_NE(transport, nullptr);
+  ASSERT_TRUE(transport->Do(Get("/a")).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1600));
+  Request post = Get("/api/v1/namespaces/default/services");
+  post.method = "POST";
+  post.body = "{}";
+  post.content_type = "application/json";
+  Result<Response> created = transport->Do(post);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ(created->status, 201);
+  EXPECT_EQ(transport->connections_opened(), 2U);
+}
+
 // A watch-like stream: chunks reach the consumer as they are written; Cancel() from another
 // thread ends it promptly with kCancelled.
 class PushStream final : public apiserver::ResponseStream {
@@ -312,6 +354,9 @@ TEST_F(TlsTransportTest, VerifiesTheServerWithTheCa) {
   Result<Response> response = transport->Do(Get("/api"));
   ASSERT_TRUE(response.ok()) << response.status().ToString();
   EXPECT_EQ(response->body, R"({"secure":true})");
+  // The kept-alive TLS connection is reused: nothing (no stray session ticket) waits on it.
+  ASSERT_TRUE(transport->Do(Get("/api")).ok());
+  EXPECT_EQ(transport->connections_opened(), 1U);
   // tls-server-name: the certificate also names localhost.
   RestConfig by_name = Config();
   by_name.tls.server_name = "localhost";

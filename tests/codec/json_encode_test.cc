@@ -178,6 +178,13 @@ TEST(JsonEncodeTest, EncodesEmptyFieldsLikeGo) {
 }
 
 // Invalid UTF-8 in a model string cannot make the encoder throw: it becomes U+FFFD.
+TEST(JsonEncodeTest, QuotesStringsForHandWrittenDocuments) {
+  EXPECT_EQ(QuoteJsonString("web"), R"("web")");
+  EXPECT_EQ(QuoteJsonString("say \"hi\"\n\\"), R"("say \"hi\"\n\\")");
+  EXPECT_EQ(QuoteJsonString(std::string("\x01", 1)), R"("\u0001")");
+  EXPECT_EQ(QuoteJsonString("\xff"), "\"\xEF\xBF\xBD\"");
+}
+
 TEST(JsonEncodeTest, ReplacesInvalidUtf8) {
   model::Namespace ns;
   ns.metadata.name = "bad\xFFname";

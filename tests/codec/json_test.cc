@@ -683,5 +683,71 @@ TEST(JsonDecodeTest, DecodeDocumentsSniffsTheFormat) {
             "c: expected a JSON object at the top level");
 }
 
+// LIST answers as a reflector pages through them: items plus the list metadata.
+TEST(ListDecodeTest, DecodesItemsAndListMetadata) {
+  const Result<ListPage<model::Pod>> page = DecodePodList(
+      R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"42",)"
+      R"("continue":"tok","remainingItemCount":7},"items":[)"
+      R"({"metadata":{"name":"a","namespace":"d","resourceVersion":"40"}},null,)"
+      R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"b","namespace":"d"}}]})");
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  ASSERT_EQ(page->items.size(), 2U);
+  EXPECT_EQ(page->items[0].metadata.name, "a");
+  EXPECT_EQ(page->items[0].metadata.resource_version, "40");
+  EXPECT_EQ(page->items[1].metadata.name, "b");
+  EXPECT_EQ(page->resource_version, "42");
+  EXPECT_EQ(page->continue_token, "tok");
+  EXPECT_EQ(page->remaining_item_count, 7);
+
+  const Result<ListPage<model::EndpointSlice>> empty =
+      DecodeEndpointSliceList(R"({"kind":"EndpointSliceList","apiVersion":"discovery.k8s.io/v1",)"
+                              R"("metadata":{"resourceVersion":"9"},"items":null})");
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+  EXPECT_TRUE(empty->items.empty());
+  EXPECT_EQ(empty->resource_version, "9");
+  EXPECT_TRUE(empty->continue_token.empty());
+  EXPECT_FALSE(empty->remaining_item_count.has_value());
+}
+
+TEST(ListDecodeTest, ErrorsNameTheListAndItem) {
+  const std::pair<std::string_view, std::string_view> cases[] = {
+      {R"({"kind":"ServiceList","items":[]})", "list: .kind: expected PodList, got ServiceList"},
+      {R"({"kind":"PodList","items":{}})", "list: .items: expected array"},
+      {R"({"kind":"PodList","metadata":{"continue":5},"items":[]})",
+       "list: .metadata.continue: expected string"},
+      {R"([1])", "list: expected a JSON object at the top level"},
+  };
+  for (const auto& [text, want] : cases) {
+    SCOPED_TRACE(text);
+    const Status status = ErrorOf(DecodePodList(text));
+    EXPECT_EQ(status.code(), StatusCode::kBadRequest);
+    EXPECT_EQ(status.ToString(), want);
+  }
+  const std::string good =
+      R"({"kind":"PodList","metadata":{"resourceVersion":"3"},"items":[{"metadata":{"name":"a"}}]})";
+  ASSERT_TRUE(DecodePodList(good).ok());
+  for (std::size_t size = 0; size < good.size(); ++size) {
+    EXPECT_FALSE(DecodePodList(good.substr(0, size)).ok()) << size;
+  }
+}
+
+// One bad item is reported and left out; the rest of the page still decodes.
+TEST(ListDecodeTest, BadItemsAreLeftOutAndReported) {
+  const Result<ListPage<model::Pod>> page =
+      DecodePodList(R"({"kind":"List","metadata":{"resourceVersion":"5"},"items":[)"
+                    R"({"kind":"Service","apiVersion":"v1"},)"
+                    R"({"metadata":{"name":"p","namespace":"d"},"spec":{"nodeName":3}},)"
+                    R"(7,)"
+                    R"({"metadata":{"name":"ok","namespace":"d"}}]})");
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  ASSERT_EQ(page->items.size(), 1U);
+  EXPECT_EQ(page->items[0].metadata.name, "ok");
+  EXPECT_EQ(page->resource_version, "5");
+  ASSERT_EQ(page->item_errors.size(), 3U);
+  EXPECT_EQ(page->item_errors[0].ToString(), "list: items[0]: expected v1 Pod, got v1 Service");
+  EXPECT_EQ(page->item_errors[1].ToString(), "list: pods/d/p: .spec.nodeName: expected string");
+  EXPECT_EQ(page->item_errors[2].ToString(), "list: items[2]: expected object");
+}
+
 }  // namespace
 }  // namespace slicewright::codec

@@ -1,7 +1,8 @@
 // Exec credential plugins (client.authentication.k8s.io v1 and v1beta1), as client-go's
 // plugin/pkg/client/auth/exec runs them: the kubeconfig's command with KUBERNETES_EXEC_INFO set,
-// its stdout parsed as an ExecCredential, the credential cached until it expires or the server
-// answers 401. Thread-safe: one plugin run at a time, others wait for its result.
+// its stdout parsed as an ExecCredential, the credential cached until it expires, the server
+// answers 401 or the transport finds its client certificate unusable. Thread-safe: one plugin run
+// at a time, others wait for its result.
 #pragma once
 
 #include <chrono>
@@ -21,13 +22,13 @@ namespace slicewright::client {
 inline constexpr std::string_view kExecApiV1 = "client.authentication.k8s.io/v1";
 inline constexpr std::string_view kExecApiV1Beta1 = "client.authentication.k8s.io/v1beta1";
 
-// What the plugin returned. Either a token, or a client certificate and key (PEM).
+// What the plugin returned: a token, a client certificate and key (PEM, in memory only), or both.
 struct ExecCredential {
   std::string token;
   std::string client_certificate_pem;
   std::string client_key_pem;
   std::optional<std::chrono::system_clock::time_point> expiry;  // none: valid until a 401
-  // Counts plugin runs; OnUnauthorized(generation) ignores 401s from older credentials.
+  // Counts plugin runs; Invalidate(generation) ignores reports about older credentials.
   std::uint64_t generation = 0;
 };
 
@@ -70,9 +71,14 @@ class ExecCredentialProvider final {
   //              expirationTimestamp, only one of clientCertificateData and clientKeyData
   Result<ExecCredential> Get();
 
-  // The server answered 401 to a request made with the credential of `generation`: drop it so
-  // the next Get() runs the plugin again. A 401 for an older credential is ignored.
-  void OnUnauthorized(std::uint64_t generation);
+  // The credential of `generation` cannot be used: the server answered 401 to it, or its client
+  // certificate does not load or has passed its NotAfter (the transport checks both). Drops it so
+  // the next Get() runs the plugin again. A report about an older credential is ignored: another
+  // caller has already replaced it.
+  void Invalidate(std::uint64_t generation);
+
+  // The plugin's command as the kubeconfig names it, for error messages.
+  const std::string& command() const { return config_.command; }
 
   // "exec plugin /path (client.authentication.k8s.io/v1, 2 args, 1 env vars)": args and env
   // values are left out (they may carry secrets), as client-go's ExecConfig.String() does.

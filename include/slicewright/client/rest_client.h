@@ -78,6 +78,9 @@ struct RestClientOptions {
   int max_retries = 5;
   std::chrono::milliseconds initial_backoff{100};
   std::chrono::milliseconds max_backoff{10'000};
+  // Deadline of one attempt of a request; a LIST of a large cluster is big, so it gets longer.
+  std::chrono::milliseconds request_timeout{30'000};
+  std::chrono::milliseconds list_timeout{120'000};
   std::string field_manager;  // sent as ?fieldManager= on writes when set
   Clock* clock = nullptr;     // null: SystemClock (waits for the rate limit and backoff)
 };
@@ -113,7 +116,9 @@ class RestClient final {
   // Opens a watch and calls `on_event` with each event line (without its newline) until the
   // server ends the stream (its timeout: OK), `on_event` returns false (OK), or `canceller` is
   // cancelled (kCancelled). Opening it is retried like a GET; a non-2xx answer is its Status
-  // (410: kExpired, relist). Lines are not decoded here.
+  // (410: kExpired, relist). Lines are not decoded here. With options.timeout_seconds set, a
+  // stream still open a grace period (a quarter of it, 1 to 30 s) after the server should have
+  // ended it is cut with kTimeout, so a stalled connection cannot hold a watcher forever.
   Status Watch(const ResourceRef& resource, std::string_view namespace_, const ListOptions& options,
                const std::function<bool(std::string_view line)>& on_event,
                StreamCanceller* canceller);

@@ -1,8 +1,8 @@
 // Transport sends HTTP/1.1 requests to one API server, as client-go's transport does: TLS from the
 // RestConfig (CA, client certificate, server name, insecure-skip-tls-verify), authentication
-// (bearer token, basic auth, exec plugin credentials re-fetched after a 401), a keep-alive
-// connection pool, a User-Agent and per-request deadlines. Thread-safe: any number of threads may
-// send at once; each exchange runs on its caller's thread.
+// (bearer token, basic auth, or an exec plugin's token and/or client certificate, re-fetched on
+// expiry or after a 401), a keep-alive connection pool, a User-Agent and per-request deadlines.
+// Thread-safe: any number of threads may send at once; each exchange runs on its caller's thread.
 #pragma once
 
 #include <chrono>
@@ -79,9 +79,17 @@ class Transport final {
   // Sends one request and reads the whole response. Any HTTP status is a Response (the caller
   // reads a Status body); errors are for the exchange itself, named "GET https://host:6443/api:
   // <what>": kUnavailable (resolve, connect, TLS handshake, connection reset), kTimeout (past the
-  // deadline), kUnauthorized (no credential could be obtained), kRequestEntityTooLarge. A 401
+  // deadline), kUnauthorized (no credential could be obtained, or the exec plugin's certificate
+  // or key does not load; the message names the plugin's command), kRequestEntityTooLarge. A 401
   // with an exec plugin credential makes the plugin run again and the request is retried once.
   // A pooled connection the server closed meanwhile is replaced transparently.
+  //
+  // The exec plugin is used only when the configuration has no bearer token, basic auth or
+  // client certificate of its own (client-go's rule). Its client certificate stays in memory;
+  // new connections present the current one, and when it changes (expiry, a 401, its NotAfter
+  // passed) the connections made with the previous one are closed, as client-go does: pooled
+  // ones are not reused, and an exchange in progress on one (a watch) fails with kUnavailable
+  // "... the exec plugin's client certificate changed" so its caller reconnects.
   Result<Response> Do(const Request& request);
 
   // Sends the request; for a 2xx status calls `consume` with the body as it arrives until the

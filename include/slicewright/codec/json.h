@@ -4,6 +4,8 @@
 //   "pods.json: pods/default/web-1: .status.podIPs[0].ip: expected string".
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -91,6 +93,32 @@ Result<WatchEvent<model::Endpoints>> DecodeEndpointsWatchEvent(std::string_view 
 Result<WatchEvent<model::Namespace>> DecodeNamespaceWatchEvent(std::string_view line);
 Result<WatchEvent<model::Event>> DecodeEventWatchEvent(std::string_view line);
 
+// One page of a LIST answer as an API server writes it (a PodList, ServiceList...): its items and
+// the list metadata a reflector needs.
+template <typename T>
+struct ListPage {
+  std::vector<T> items;
+  std::string resource_version;  // metadata.resourceVersion: where a watch continues from
+  std::string continue_token;    // metadata.continue: "" on the last page
+  std::optional<std::int64_t> remaining_item_count;  // metadata.remainingItemCount
+  // Items that could not be decoded, left out of `items` so one bad object does not stop a cache
+  // from syncing; each error names the item as below.
+  std::vector<Status> item_errors;
+};
+
+// Decodes a typed list ("PodList", apiVersion "v1") or a "List" whose items are all of the kind
+// decoded; items may omit apiVersion and kind but must match when present; null items are skipped.
+// Malformed text or a list of another kind fails ("list: .kind: expected PodList, got
+// ServiceList"); an item that does not decode goes to item_errors ("list: pods/default/web-1:
+// .spec.nodeName: expected string", "list: items[3]: expected v1 Pod, got v1 Service").
+Result<ListPage<model::Service>> DecodeServiceList(std::string_view json);
+Result<ListPage<model::Pod>> DecodePodList(std::string_view json);
+Result<ListPage<model::Node>> DecodeNodeList(std::string_view json);
+Result<ListPage<model::EndpointSlice>> DecodeEndpointSliceList(std::string_view json);
+Result<ListPage<model::Endpoints>> DecodeEndpointsList(std::string_view json);
+Result<ListPage<model::Namespace>> DecodeNamespaceList(std::string_view json);
+Result<ListPage<model::Event>> DecodeEventList(std::string_view json);
+
 // The error an API server answered with: its metav1.Status body (`reason`, `code`, `message`)
 // as a Status with the matching code (by reason, else by HTTP status: 410 is kExpired); a body
 // that is not a Status gives the HTTP status's code and "the server answered HTTP <n>: <the
@@ -109,6 +137,10 @@ std::string EncodePod(const model::Pod& pod);
 std::string EncodeNode(const model::Node& node);
 std::string EncodeNamespace(const model::Namespace& ns);
 std::string EncodeEvent(const model::Event& event);
+
+// `text` as a JSON string literal, quotes included (invalid UTF-8 replaced by U+FFFD), for the
+// layers above that write small JSON documents of their own without a JSON library.
+std::string QuoteJsonString(std::string_view text);
 
 // Converts a JSON document to block YAML (for `-o yaml` output) laid out as kubectl prints it:
 // keys in the JSON's order, a sequence under a key not indented, strings quoted only when they

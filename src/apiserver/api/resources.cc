@@ -187,6 +187,33 @@ std::vector<ResourceInfo> Builtins() {
                        "Route service traffic to pods with label keys and values "
                        "matching this selector.",
                        1)}}));
+  // apps/v1: only Deployments, for the deploy/ manifests; nothing rolls them out here (no
+  // ReplicaSets, no pods), so they are stored, validated and printed. kube's strategy bumps the
+  // generation on any change outside metadata and status.
+  out.push_back(Make(
+      {.group = "apps",
+       .resource = "deployments",
+       .kind = "Deployment",
+       .has_status = true,
+       .tracks_generation = true,
+       .short_names = {"deploy"},
+       .categories = {"all"},
+       .columns = {
+           Col("Ready", "Number of the pod with ready state"),
+           Col("Up-to-date",
+               "Total number of non-terminated pods targeted by this deployment that have the "
+               "desired template spec.",
+               0, "integer"),
+           Col("Available",
+               "Total number of available pods (ready for at least minReadySeconds) targeted by "
+               "this deployment.",
+               0, "integer"),
+           Age(), Col("Containers", "Names of each container in the template.", 1),
+           Col("Images", "Images referenced by each container in the template.", 1),
+           Col("Selector",
+               "Label selector for pods. Existing ReplicaSets whose pods are selected by this "
+               "will be the ones affected by this deployment.",
+               1)}}));
   // discovery.k8s.io/v1: kube's strategy bumps the generation of an EndpointSlice whenever
   // anything but metadata (or its labels) changes, and the slice tracker relies on it.
   out.push_back(
@@ -219,6 +246,51 @@ std::vector<ResourceInfo> Builtins() {
                              "regarding.uid", "regarding.apiVersion", "regarding.resourceVersion",
                              "regarding.fieldPath", "reason", "reportingController", "type"},
        .columns = out[2].printer_columns}));
+  // policy/v1 and rbac.authorization.k8s.io/v1, for the deploy/ manifests. The server stores
+  // them and enforces nothing: it has no authorizer and no eviction API.
+  out.push_back(
+      Make({.group = "policy",
+            .resource = "poddisruptionbudgets",
+            .kind = "PodDisruptionBudget",
+            .has_status = true,
+            .tracks_generation = true,
+            .short_names = {"pdb"},
+            .columns = {
+                Col("Min Available",
+                    "The minimum number or percentage of available pods this budget "
+                    "requires."),
+                Col("Max Unavailable",
+                    "The maximum number or percentage of unavailable pods this budget "
+                    "requires."),
+                Col("Allowed Disruptions",
+                    "Calculated number of pods that may be disrupted at this time.", 0, "integer"),
+                Age()}}));
+  PrinterColumn role_created_at = Col("Created At", std::string(kAgeDescription), 0, "date");
+  role_created_at.json_path = ".metadata.creationTimestamp";
+  const auto binding_columns = [](std::string_view kind) {
+    return std::vector<PrinterColumn>{
+        Col("Role", "Role of the " + std::string(kind) + "."), Age(),
+        Col("Users", "Users in the " + std::string(kind) + ".", 1),
+        Col("Groups", "Groups in the " + std::string(kind) + ".", 1),
+        Col("ServiceAccounts", "ServiceAccounts in the " + std::string(kind) + ".", 1)};
+  };
+  const std::string rbac = "rbac.authorization.k8s.io";
+  out.push_back(Make({.group = rbac,
+                      .resource = "clusterrolebindings",
+                      .kind = "ClusterRoleBinding",
+                      .namespaced = false,
+                      .columns = binding_columns("ClusterRoleBinding")}));
+  out.push_back(Make({.group = rbac,
+                      .resource = "clusterroles",
+                      .kind = "ClusterRole",
+                      .namespaced = false,
+                      .columns = {role_created_at}}));
+  out.push_back(Make({.group = rbac,
+                      .resource = "rolebindings",
+                      .kind = "RoleBinding",
+                      .columns = binding_columns("RoleBinding")}));
+  out.push_back(
+      Make({.group = rbac, .resource = "roles", .kind = "Role", .columns = {role_created_at}}));
   PrinterColumn created_at = Col("Created At", std::string(kAgeDescription), 0, "date");
   created_at.json_path = ".metadata.creationTimestamp";
   out.push_back(Make({.group = "apiextensions.k8s.io",

@@ -56,6 +56,7 @@ using nlohmann::json;
 constexpr Strategy kMerge = Strategy::kMerge;
 constexpr Strategy kMergeRetainKeys = Strategy::kMergeRetainKeys;
 constexpr Strategy kAtomic = Strategy::kAtomic;
+constexpr Strategy kReplace = Strategy::kReplace;
 
 // meta/v1 ObjectMeta.
 constexpr PatchField kObjectMetaFields[] = {
@@ -139,6 +140,32 @@ constexpr PatchField kNamespaceFields[] = {
 };
 constexpr PatchSchema kNamespace{kNamespaceFields};
 
+// apps/v1 Deployment: the pod template carries PodSpec's tags; DeploymentSpec.strategy is
+// retainKeys (honoured wherever $retainKeys appears) and DeploymentStatus.conditions merge by type.
+constexpr PatchField kPodTemplateFields[] = {
+    {"metadata", kAtomic, "", &kObjectMeta},
+    {"spec", kAtomic, "", &kPodSpec},
+};
+constexpr PatchSchema kPodTemplate{kPodTemplateFields};
+constexpr PatchField kDeploymentSpecFields[] = {{"template", kAtomic, "", &kPodTemplate}};
+constexpr PatchSchema kDeploymentSpec{kDeploymentSpecFields};
+constexpr PatchField kDeploymentFields[] = {
+    {"metadata", kAtomic, "", &kObjectMeta},
+    {"spec", kAtomic, "", &kDeploymentSpec},
+    {"status", kAtomic, "", &kConditionsByType},
+};
+constexpr PatchSchema kDeployment{kDeploymentFields};
+// policy/v1: PodDisruptionBudgetSpec.selector is patchStrategy "replace" (kubectl therefore sends
+// it in every apply) and PodDisruptionBudgetStatus.conditions merge by type.
+constexpr PatchField kPodDisruptionBudgetSpecFields[] = {{"selector", kReplace, "", nullptr}};
+constexpr PatchSchema kPodDisruptionBudgetSpec{kPodDisruptionBudgetSpecFields};
+constexpr PatchField kPodDisruptionBudgetFields[] = {
+    {"metadata", kAtomic, "", &kObjectMeta},
+    {"spec", kAtomic, "", &kPodDisruptionBudgetSpec},
+    {"status", kAtomic, "", &kConditionsByType},
+};
+constexpr PatchSchema kPodDisruptionBudget{kPodDisruptionBudgetFields};
+
 struct KindSchema {
   std::string_view api_version;
   std::string_view kind;
@@ -146,7 +173,8 @@ struct KindSchema {
 };
 
 // EndpointSlice (endpoints and ports are listType=atomic), Lease, both Events, Endpoints,
-// ConfigMap, Secret and CustomResourceDefinition have no tags outside ObjectMeta. Scale is the
+// ConfigMap, Secret, CustomResourceDefinition and the RBAC kinds (rules and subjects are
+// untagged) have no tags outside ObjectMeta. Scale is the
 // scale subresource's body, which kube-apiserver also strategic-merges.
 constexpr KindSchema kKinds[] = {
     {"v1", "Namespace", &kNamespace},
@@ -161,6 +189,12 @@ constexpr KindSchema kKinds[] = {
     {"coordination.k8s.io/v1", "Lease", &kMetadataOnly},
     {"events.k8s.io/v1", "Event", &kMetadataOnly},
     {"apiextensions.k8s.io/v1", "CustomResourceDefinition", &kMetadataOnly},
+    {"apps/v1", "Deployment", &kDeployment},
+    {"policy/v1", "PodDisruptionBudget", &kPodDisruptionBudget},
+    {"rbac.authorization.k8s.io/v1", "ClusterRole", &kMetadataOnly},
+    {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding", &kMetadataOnly},
+    {"rbac.authorization.k8s.io/v1", "Role", &kMetadataOnly},
+    {"rbac.authorization.k8s.io/v1", "RoleBinding", &kMetadataOnly},
     {"autoscaling/v1", "Scale", &kMetadataOnly},
 };
 

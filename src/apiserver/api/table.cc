@@ -478,6 +478,104 @@ std::vector<json> EventCells(const json& ev, bool core, Clock::time_point now) {
           Str(Path(ev, {"metadata", "name"}))};
 }
 
+// ---- deploy/'s kinds: Deployment, PodDisruptionBudget, RBAC ----
+
+// metav1.LabelSelector in the form LabelSelectorAsSelector(...).String() prints it: the
+// requirements sorted by key, "k=v", "k in (a,b)", "k notin (a)", "k" and "!k".
+std::string LabelSelectorText(const json& selector) {
+  std::vector<std::pair<std::string, std::string>> requirements;
+  if (Get(selector, "matchLabels").is_object()) {
+    for (const auto& [k, v] : Get(selector, "matchLabels").items()) {
+      requirements.emplace_back(k, k + "=" + Str(v));
+    }
+  }
+  for (const json& e : Arr(Get(selector, "matchExpressions"))) {
+    const std::string key = Str(Get(e, "key"));
+    const std::string op = Str(Get(e, "operator"));
+    std::vector<std::string> values;
+    for (const json& v : Arr(Get(e, "values"))) values.push_back(Str(v));
+    std::sort(values.begin(), values.end());
+    if (op == "In") {
+      requirements.emplace_back(key, key + " in (" + Join(values, ",") + ")");
+    } else if (op == "NotIn") {
+      requirements.emplace_back(key, key + " notin (" + Join(values, ",") + ")");
+    } else if (op == "Exists") {
+      requirements.emplace_back(key, key);
+    } else if (op == "DoesNotExist") {
+      requirements.emplace_back(key, "!" + key);
+    }
+  }
+  std::stable_sort(requirements.begin(), requirements.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> parts;
+  for (const auto& [key, text] : requirements) parts.push_back(text);
+  return Join(parts, ",");
+}
+
+std::vector<json> DeploymentCells(const json& deploy, Clock::time_point now) {
+  const json& spec = Get(deploy, "spec");
+  const json& status = Get(deploy, "status");
+  // apps/v1 defaults spec.replicas to 1.
+  const std::int64_t desired =
+      Get(spec, "replicas").is_number_integer() ? Int(Get(spec, "replicas")) : 1;
+  std::vector<std::string> names;
+  std::vector<std::string> images;
+  for (const json& c : Arr(Path(spec, {"template", "spec", "containers"}))) {
+    names.push_back(Str(Get(c, "name")));
+    images.push_back(Str(Get(c, "image")));
+  }
+  return {std::to_string(Int(Get(status, "readyReplicas"))) + "/" + std::to_string(desired),
+          Int(Get(status, "updatedReplicas")),
+          Int(Get(status, "availableReplicas")),
+          Since(Path(deploy, {"metadata", "creationTimestamp"}), now),
+          Join(names, ","),
+          Join(images, ","),
+          LabelSelectorText(Get(spec, "selector"))};
+}
+
+// An IntOrString budget: the number, the percentage, or "N/A" when unset.
+std::string IntOrStringText(const json& v) {
+  if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+  if (v.is_string()) return v.get<std::string>();
+  return "N/A";
+}
+
+std::vector<json> PodDisruptionBudgetCells(const json& pdb, Clock::time_point now) {
+  const json& spec = Get(pdb, "spec");
+  return {IntOrStringText(Get(spec, "minAvailable")), IntOrStringText(Get(spec, "maxUnavailable")),
+          Int(Path(pdb, {"status", "disruptionsAllowed"})),
+          Since(Path(pdb, {"metadata", "creationTimestamp"}), now)};
+}
+
+std::vector<json> RoleBindingCells(const json& binding, Clock::time_point now) {
+  const json& role_ref = Get(binding, "roleRef");
+  std::vector<std::string> users;
+  std::vector<std::string> groups;
+  std::vector<std::string> service_accounts;
+  for (const json& subject : Arr(Get(binding, "subjects"))) {
+    const std::string kind = Str(Get(subject, "kind"));
+    const std::string name = Str(Get(subject, "name"));
+    if (kind == "User") {
+      users.push_back(name);
+    } else if (kind == "Group") {
+      groups.push_back(name);
+    } else if (kind == "ServiceAccount") {
+      service_accounts.push_back(Str(Get(subject, "namespace")) + "/" + name);
+    }
+  }
+  return {Str(Get(role_ref, "kind")) + "/" + Str(Get(role_ref, "name")),
+          Since(Path(binding, {"metadata", "creationTimestamp"}), now), Join(users, ", "),
+          Join(groups, ", "), Join(service_accounts, ", ")};
+}
+
+// The "Created At" column of CustomResourceDefinitions and (Cluster)Roles: an RFC 3339 time.
+json CreatedAtCell(const json& obj) {
+  std::optional<Clock::time_point> t = ParseTime(Path(obj, {"metadata", "creationTimestamp"}));
+  if (!t) return nullptr;
+  return model::FormatRfc3339(model::Time{
+      std::chrono::duration_cast<std::chrono::nanoseconds>(t->time_since_epoch()).count()});
+}
+
 std::vector<json> BuiltinCells(const ResourceInfo& info, const json& obj, Clock::time_point now) {
   const std::string& g = info.group;
   const std::string& r = info.resource;
@@ -507,11 +605,14 @@ std::vector<json> BuiltinCells(const ResourceInfo& info, const json& obj, Clock:
   if (g == "coordination.k8s.io" && r == "leases") {
     return {OrNone(Str(Path(obj, {"spec", "holderIdentity"}))), Since(created, now)};
   }
-  if (g == "apiextensions.k8s.io" && r == "customresourcedefinitions") {
-    std::optional<Clock::time_point> t = ParseTime(created);
-    if (!t) return {nullptr};
-    return {model::FormatRfc3339(model::Time{
-        std::chrono::duration_cast<std::chrono::nanoseconds>(t->time_since_epoch()).count()})};
+  if (g == "apps" && r == "deployments") return DeploymentCells(obj, now);
+  if (g == "policy" && r == "poddisruptionbudgets") return PodDisruptionBudgetCells(obj, now);
+  if (g == "rbac.authorization.k8s.io" && (r == "rolebindings" || r == "clusterrolebindings")) {
+    return RoleBindingCells(obj, now);
+  }
+  if ((g == "apiextensions.k8s.io" && r == "customresourcedefinitions") ||
+      (g == "rbac.authorization.k8s.io" && (r == "roles" || r == "clusterroles"))) {
+    return {CreatedAtCell(obj)};
   }
   std::vector<json> cells;
   for (const PrinterColumn& c : info.printer_columns) {

@@ -89,6 +89,11 @@ std::string QualifiedResource(const ResourceInfo& info) {
   return info.group.empty() ? info.resource : info.resource + "." + info.group;
 }
 
+// kube's errors.NewInvalid names schema.GroupKind: "Deployment.apps", "Service".
+std::string QualifiedKind(const ResourceInfo& info) {
+  return info.group.empty() ? info.kind : info.kind + "." + info.group;
+}
+
 Status NotFound(const ResourceInfo& info, std::string_view name) {
   return NotFoundError(QualifiedResource(info) + " \"" + std::string(name) + "\" not found");
 }
@@ -207,6 +212,27 @@ bool IsCoreResource(const ResourceInfo& info, std::string_view resource) {
   return info.group.empty() && info.resource == resource;
 }
 
+// Whether an update completes a deletion (upstream's ShouldDeleteDuringUpdate): the new object has
+// no finalizers left and the stored one was deleted with no grace period, or none recorded. A
+// gracefully deleted pod (grace > 0) is updated normally; its node, or the grace period's end,
+// removes it with grace 0. A namespace also waits for its spec.finalizers
+// (ShouldDeleteNamespaceDuringUpdate).
+bool ShouldDeleteDuringUpdate(const ResourceInfo& info, const Json& old, const Json& updated) {
+  if (HasAnyFinalizer(updated) || !IsTerminating(old)) {
+    return false;
+  }
+  if (IsCoreResource(info, "namespaces")) {
+    const Json* spec = ObjectField(updated, "spec");
+    const Json* spec_finalizers = spec ? ArrayField(*spec, "finalizers") : nullptr;
+    if (spec_finalizers != nullptr && !spec_finalizers->empty()) {
+      return false;
+    }
+  }
+  const Json* metadata = Metadata(old);
+  const auto grace = metadata ? IntField(*metadata, "deletionGracePeriodSeconds") : std::nullopt;
+  return !grace || *grace == 0;
+}
+
 bool IsCrdResource(const ResourceInfo& info) {
   return info.group == "apiextensions.k8s.io" && info.resource == "customresourcedefinitions";
 }
@@ -298,8 +324,10 @@ struct ApiServer::Impl {
                           bool status_subresource);
   Status AllocateServiceAddresses(Json& service, const Json* old);
   void ReleaseServiceAddresses(const Json& service);
+  // Removes the stored object as `current`, recording `final_state` (default: as stored) as its
+  // last state in the delete event and the answer.
   Result<StoredObject> RemoveNow(const ResourceInfo& info, const std::string& key,
-                                 const StoredObject& current);
+                                 const StoredObject& current, const Json* final_state = nullptr);
   Storage::Render Renderer(const ResourceInfo& info, Json object) const;
 
   // --- background ---
@@ -726,7 +754,7 @@ Status ApiServer::Impl::PrepareForCreate(const ResourceInfo& info, Json& object)
     }
     object["status"] = CrdEstablishedStatus(object, NowTimePoint());
   }
-  SW_RETURN_IF_ERROR(errors.ToStatus(info.kind, shown_name));
+  SW_RETURN_IF_ERROR(errors.ToStatus(QualifiedKind(info), shown_name));
   if (IsCoreResource(info, "services")) {
     SW_RETURN_IF_ERROR(AllocateServiceAddresses(object, nullptr));
   }
@@ -798,7 +826,7 @@ Status ApiServer::Impl::PrepareForUpdate(const ResourceInfo& info, const Json& o
       }
     }
   }
-  SW_RETURN_IF_ERROR(errors.ToStatus(info.kind, name));
+  SW_RETURN_IF_ERROR(errors.ToStatus(QualifiedKind(info), name));
   if (IsCrdResource(info)) {
     Result<std::vector<ResourceInfo>> resources = ResourcesFromCrd(updated);
     if (!resources.ok()) {
@@ -919,8 +947,8 @@ Result<StoredObject> ApiServer::Impl::UpdateObject(const ResourceInfo& info,
       record->attributes = ComputeAttributes(info, updated);
       return StoredObject{std::move(record), current->create_revision, current->mod_revision};
     }
-    if (IsTerminating(updated) && !HasAnyFinalizer(updated)) {
-      // The last finalizer is gone: the deletion completes.
+    if (ShouldDeleteDuringUpdate(info, old, updated)) {
+      // The last finalizer is gone after a deletion without grace: the deletion completes.
       Result<std::int64_t> removed =
           storage->Delete(key, current->mod_revision, Renderer(info, updated));
       if (!removed.ok() && removed.status().code() == StatusCode::kConflict && client_rv.empty()) {
@@ -972,8 +1000,14 @@ Result<StoredObject> ApiServer::Impl::UpdateObject(const ResourceInfo& info,
 }
 
 Result<StoredObject> ApiServer::Impl::RemoveNow(const ResourceInfo& info, const std::string& key,
-                                                const StoredObject& current) {
-  SW_ASSIGN_OR_RETURN(Json object, ParseJson(current.record->json, "stored object"));
+                                                const StoredObject& current,
+                                                const Json* final_state) {
+  Json object;
+  if (final_state != nullptr) {
+    object = *final_state;
+  } else {
+    SW_ASSIGN_OR_RETURN(object, ParseJson(current.record->json, "stored object"));
+  }
   Result<std::int64_t> removed = storage->Delete(key, current.mod_revision, Renderer(info, object));
   if (!removed.ok()) {
     return removed.status();
@@ -1063,9 +1097,13 @@ Result<StoredObject> ApiServer::Impl::DeleteObject(const ResourceInfo& info,
           updated["metadata"]["deletionTimestamp"] = model::FormatRfc3339(deadline);
           updated["metadata"]["deletionGracePeriodSeconds"] = grace;
           needs_update = true;
-        } else if (grace == 0 && old_grace && *old_grace > 0 && HasAnyFinalizer(updated)) {
+        } else if (grace == 0 && old_grace && *old_grace > 0) {
+          // What the node does once the containers stopped: no grace left. With finalizers the
+          // pod waits for them (their removal now completes the deletion); without, it goes now,
+          // and its last state says so (the answer is then 200, not 202).
+          updated["metadata"]["deletionTimestamp"] = NowText();
           updated["metadata"]["deletionGracePeriodSeconds"] = 0;
-          needs_update = true;
+          needs_update = HasAnyFinalizer(updated);
         }
         if (grace > 0 || (old_grace && *old_grace > 0 && grace != 0)) {
           // Terminating gracefully: stored with its deadline; the grace period's end removes it.
@@ -1151,7 +1189,7 @@ Result<StoredObject> ApiServer::Impl::DeleteObject(const ResourceInfo& info,
       }
       registry.RemoveCustom(name);
     }
-    Result<StoredObject> removed = RemoveNow(info, key, *current);
+    Result<StoredObject> removed = RemoveNow(info, key, *current, &updated);
     if (!removed.ok() && removed.status().code() == StatusCode::kConflict) {
       continue;
     }
@@ -1390,14 +1428,13 @@ void ApiServer::Impl::ProcessPodDeadline(const std::string& key, const std::stri
     SchedulePodDeadline(key, *pod);  // the deadline moved later: wait for it
     return;
   }
-  // What the kubelet does once the containers stopped: delete with no grace left.
+  // What the kubelet does once the containers stopped: delete with no grace left. A pod with
+  // finalizers keeps waiting for them, now with deletionGracePeriodSeconds 0, so that removing
+  // the last one completes the deletion (ShouldDeleteDuringUpdate).
   DeleteOptions options;
   options.grace_period_seconds = 0;
   options.precondition_uid = uid;
-  if (HasAnyFinalizer(*pod)) {
-    return;  // the finalizers' owners finish the deletion
-  }
-  (void)RemoveNow(*info, key, *current);
+  (void)DeleteObject(*info, namespace_, name, options);
 }
 
 void ApiServer::Impl::ScheduleStartupWork() {
@@ -1910,10 +1947,14 @@ HttpResponse ApiServer::Impl::HandleCreate(HttpRequest& request, const ResourceI
   if (!object.ok()) {
     return StatusResponse(object.status());
   }
+  // The Status names the object as kube-apiserver's does; kubectl prints that name for an
+  // Invalid answer ("The deployments \"web\" is invalid").
+  const Json* metadata = Metadata(*object);
+  std::string name = metadata == nullptr ? std::string() : StringOr(*metadata, "name");
   Result<StoredObject> created =
       CreateObject(info, ri.namespace_, std::move(object).value(), *dry_run);
   if (!created.ok()) {
-    return StatusResponse(created.status(), {std::string(), info.group, info.resource});
+    return StatusResponse(created.status(), {std::move(name), info.group, info.resource});
   }
   return ObjectResponse(request, info, 201, created->record->json);
 }

@@ -77,7 +77,8 @@ std::vector<std::string> ValidateName(const ResourceInfo& info, std::string_view
     }
     return IsDNS1035Label(name);
   }
-  if (info.resource == "events") {
+  // RBAC names only need to be a path segment, so "system:controller:…" roles are valid.
+  if (info.resource == "events" || info.group == "rbac.authorization.k8s.io") {
     return IsPathSegmentName(name, prefix);
   }
   return labels::NameIsDNSSubdomain(name, prefix);
@@ -308,8 +309,8 @@ void DefaultContainers(Json* containers) {
   }
 }
 
-void DefaultPod(Json& object) {
-  Json* spec = EnsureObject(object, "spec");
+// PodSpec defaults, for Pods and for Deployments' pod templates alike.
+void DefaultPodSpec(Json* spec) {
   if (spec == nullptr) {
     return;
   }
@@ -330,6 +331,14 @@ void DefaultPod(Json& object) {
   }
   DefaultContainers(ArrayField(*spec, "containers"));
   DefaultContainers(ArrayField(*spec, "initContainers"));
+}
+
+void DefaultPod(Json& object) {
+  Json* spec = EnsureObject(object, "spec");
+  if (spec == nullptr) {
+    return;
+  }
+  DefaultPodSpec(spec);
   Json* status = EnsureObject(object, "status");
   if (status != nullptr && !status->contains("phase")) {
     (*status)["phase"] = "Pending";
@@ -413,6 +422,246 @@ void ValidatePod(const Json& object, const Json* old, FieldErrors& errors) {
                          "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was "
                          "previously negative)");
       }
+    }
+  }
+}
+
+// --- Deployment, PodDisruptionBudget, RBAC (the deploy/ manifests' kinds) -------------------
+
+// apps/v1 SetDefaults_Deployment and the pod template's PodSpec defaults.
+void DefaultDeployment(Json& object) {
+  Json* spec = EnsureObject(object, "spec");
+  if (spec == nullptr) {
+    return;
+  }
+  const std::pair<const char*, Json> defaults[] = {
+      {"replicas", 1},
+      {"revisionHistoryLimit", 10},
+      {"progressDeadlineSeconds", 600},
+  };
+  for (const auto& [key, value] : defaults) {
+    if (!spec->contains(key)) {
+      (*spec)[key] = value;
+    }
+  }
+  Json* strategy = EnsureObject(*spec, "strategy");
+  if (strategy != nullptr) {
+    if (!strategy->contains("type")) {
+      (*strategy)["type"] = "RollingUpdate";
+    }
+    if (StringOr(*strategy, "type") == "RollingUpdate") {
+      Json* rolling = EnsureObject(*strategy, "rollingUpdate");
+      if (rolling != nullptr) {
+        for (const char* key : {"maxUnavailable", "maxSurge"}) {
+          if (!rolling->contains(key)) {
+            (*rolling)[key] = "25%";
+          }
+        }
+      }
+    }
+  }
+  Json* tmpl = EnsureObject(*spec, "template");
+  if (tmpl != nullptr) {
+    DefaultPodSpec(EnsureObject(*tmpl, "spec"));
+  }
+}
+
+// Whether a metav1.LabelSelector selects `labels` (matchLabels and the four operators).
+bool SelectorMatches(const Json& selector, const Json* labels) {
+  const auto value_of = [labels](const std::string& key) -> const std::string* {
+    return labels == nullptr ? nullptr : StringField(*labels, key);
+  };
+  if (const Json* match_labels = ObjectField(selector, "matchLabels")) {
+    for (const auto& [key, want] : match_labels->items()) {
+      const std::string* have = value_of(key);
+      if (have == nullptr || !want.is_string() || *have != want.get_ref<const std::string&>()) {
+        return false;
+      }
+    }
+  }
+  if (const Json* expressions = ArrayField(selector, "matchExpressions")) {
+    for (const Json& e : *expressions) {
+      const std::string* have = value_of(StringOr(e, "key"));
+      const std::string op = StringOr(e, "operator");
+      bool listed = false;
+      if (const Json* values = ArrayField(e, "values"); values != nullptr && have != nullptr) {
+        listed = std::find(values->begin(), values->end(), Json(*have)) != values->end();
+      }
+      if ((op == "In" && !listed) || (op == "NotIn" && listed) ||
+          (op == "Exists" && have == nullptr) || (op == "DoesNotExist" && have != nullptr)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+bool SelectorEmpty(const Json& selector) {
+  const Json* match_labels = ObjectField(selector, "matchLabels");
+  const Json* expressions = ArrayField(selector, "matchExpressions");
+  return (match_labels == nullptr || match_labels->empty()) &&
+         (expressions == nullptr || expressions->empty());
+}
+
+// apps/v1 ValidateDeploymentSpec, the parts a manifest gets wrong: replicas, the selector and
+// its match with the template's labels, and the template's pod spec (validated as a Pod's).
+void ValidateDeployment(const Json& object, FieldErrors& errors) {
+  const Json* spec = ObjectField(object, "spec");
+  if (spec == nullptr) {
+    errors.Required("spec");
+    return;
+  }
+  if (const auto replicas = IntField(*spec, "replicas"); replicas && *replicas < 0) {
+    errors.Invalid("spec.replicas", (*spec)["replicas"], "must be greater than or equal to 0");
+  }
+  const Json* tmpl = ObjectField(*spec, "template");
+  const Json* tmpl_meta = tmpl == nullptr ? nullptr : ObjectField(*tmpl, "metadata");
+  const Json* tmpl_labels = tmpl_meta == nullptr ? nullptr : ObjectField(*tmpl_meta, "labels");
+  const Json* selector = ObjectField(*spec, "selector");
+  if (selector == nullptr) {
+    errors.Required("spec.selector");
+  } else if (SelectorEmpty(*selector)) {
+    errors.Invalid("spec.selector", *selector, "empty selector is invalid for deployment");
+  } else if (!SelectorMatches(*selector, tmpl_labels)) {
+    errors.Invalid("spec.template.metadata.labels",
+                   tmpl_labels == nullptr ? Json::object() : *tmpl_labels,
+                   "`selector` does not match template `labels`");
+  }
+  if (tmpl == nullptr) {
+    errors.Required("spec.template");
+    return;
+  }
+  const Json* pod_spec = ObjectField(*tmpl, "spec");
+  const std::string restart = pod_spec == nullptr ? "" : StringOr(*pod_spec, "restartPolicy");
+  if (!restart.empty() && restart != "Always") {
+    errors.NotSupported("spec.template.spec.restartPolicy", Json(restart), {"Always"});
+  }
+  // The pod validator reports "spec.…"; under a template that is "spec.template.spec.…".
+  FieldErrors pod_errors;
+  Json pod = Json::object();
+  if (pod_spec != nullptr) {
+    pod["spec"] = *pod_spec;
+  }
+  ValidatePod(pod, nullptr, pod_errors);
+  for (const std::string& error : pod_errors.errors()) {
+    errors.Add("spec.template." + error);
+  }
+}
+
+// policy/v1: minAvailable and maxUnavailable are each a count >= 0 or a percentage, never both.
+void ValidatePodDisruptionBudget(const Json& object, FieldErrors& errors) {
+  const Json* spec = ObjectField(object, "spec");
+  if (spec == nullptr) {
+    return;
+  }
+  for (const char* key : {"minAvailable", "maxUnavailable"}) {
+    const std::string field = std::string("spec.") + key;
+    const Json* value = spec->contains(key) ? &(*spec)[key] : nullptr;
+    if (value == nullptr || value->is_null()) {
+      continue;
+    }
+    if (value->is_number_integer()) {
+      if (value->get<std::int64_t>() < 0) {
+        errors.Invalid(field, *value, "must be greater than or equal to 0");
+      }
+    } else if (value->is_string()) {
+      const std::string& text = value->get_ref<const std::string&>();
+      bool percent = text.size() >= 2 && text.back() == '%';
+      std::int64_t number = 0;
+      for (std::size_t i = 0; percent && i + 1 < text.size(); ++i) {
+        percent = text[i] >= '0' && text[i] <= '9';
+        number = std::min<std::int64_t>(number * 10 + (text[i] - '0'), 1000);
+      }
+      if (!percent) {
+        errors.Invalid(field, *value,
+                       "a valid percent string must be a numeric string followed by an ending "
+                       "'%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')");
+      } else if (number > 100) {
+        errors.Invalid(field, *value, "must not be greater than 100%");
+      }
+    } else {
+      errors.Invalid(field, *value, "must be an integer or a percentage");
+    }
+  }
+  const auto set = [spec](const char* key) {
+    return spec->contains(key) && !(*spec)[key].is_null();
+  };
+  if (set("minAvailable") && set("maxUnavailable")) {
+    errors.Invalid("spec", *spec, "minAvailable and maxUnavailable cannot be both set");
+  }
+}
+
+// rbac/v1 ValidateRole / ValidateClusterRole: every rule names verbs, and a resource rule names
+// API groups; a namespaced Role cannot grant non-resource URLs.
+void ValidateRules(const Json& object, bool namespaced, FieldErrors& errors) {
+  const Json* rules = ArrayField(object, "rules");
+  if (rules == nullptr) {
+    return;
+  }
+  for (std::size_t i = 0; i < rules->size(); ++i) {
+    const Json& rule = (*rules)[i];
+    const std::string field = Indexed("rules", i);
+    const Json* verbs = ArrayField(rule, "verbs");
+    if (verbs == nullptr || verbs->empty()) {
+      errors.Required(field + ".verbs", "verbs must contain at least one value");
+    }
+    const Json* urls = ArrayField(rule, "nonResourceURLs");
+    const bool has_urls = urls != nullptr && !urls->empty();
+    if (has_urls && namespaced) {
+      errors.Invalid(field + ".nonResourceURLs", *urls,
+                     "namespaced rules cannot apply to non-resource URLs");
+    }
+    const Json* groups = ArrayField(rule, "apiGroups");
+    if (!has_urls && (groups == nullptr || groups->empty())) {
+      errors.Required(field + ".apiGroups", "resource rules must supply at least one api group");
+    }
+  }
+}
+
+// rbac/v1 ValidateRoleBinding / ValidateClusterRoleBinding: a complete roleRef that never
+// changes, and subjects of the three kinds.
+void ValidateBinding(const Json& object, const Json* old, bool namespaced, FieldErrors& errors) {
+  const Json* role_ref = ObjectField(object, "roleRef");
+  if (role_ref == nullptr) {
+    errors.Required("roleRef");
+  } else {
+    const std::string group = StringOr(*role_ref, "apiGroup");
+    if (group != "rbac.authorization.k8s.io") {
+      errors.NotSupported("roleRef.apiGroup", Json(group), {"rbac.authorization.k8s.io"});
+    }
+    const std::string kind = StringOr(*role_ref, "kind");
+    if (namespaced && kind != "Role" && kind != "ClusterRole") {
+      errors.NotSupported("roleRef.kind", Json(kind), {"ClusterRole", "Role"});
+    } else if (!namespaced && kind != "ClusterRole") {
+      errors.NotSupported("roleRef.kind", Json(kind), {"ClusterRole"});
+    }
+    if (StringOr(*role_ref, "name").empty()) {
+      errors.Required("roleRef.name");
+    }
+    if (old != nullptr) {
+      const Json* old_ref = ObjectField(*old, "roleRef");
+      if (old_ref != nullptr && *old_ref != *role_ref) {
+        errors.Invalid("roleRef", *role_ref, "cannot change roleRef");
+      }
+    }
+  }
+  const Json* subjects = ArrayField(object, "subjects");
+  if (subjects == nullptr) {
+    return;
+  }
+  for (std::size_t i = 0; i < subjects->size(); ++i) {
+    const Json& subject = (*subjects)[i];
+    const std::string field = Indexed("subjects", i);
+    if (StringOr(subject, "name").empty()) {
+      errors.Required(field + ".name");
+    }
+    const std::string kind = StringOr(subject, "kind");
+    if (kind == "ServiceAccount") {
+      if (!namespaced && StringOr(subject, "namespace").empty()) {
+        errors.Required(field + ".namespace");
+      }
+    } else if (kind != "User" && kind != "Group") {
+      errors.NotSupported(field + ".kind", Json(kind), {"ServiceAccount", "User", "Group"});
     }
   }
 }
@@ -675,6 +924,8 @@ void ApplyDefaults(const ResourceInfo& info, Json& object) {
     if (status != nullptr && !status->contains("phase")) {
       (*status)["phase"] = "Active";
     }
+  } else if (info.group == "apps" && info.resource == "deployments") {
+    DefaultDeployment(object);
   } else if (info.group == "discovery.k8s.io" && info.resource == "endpointslices") {
     if (Json* ports = ArrayField(object, "ports")) {
       for (Json& port : *ports) {
@@ -696,6 +947,16 @@ void ValidateKind(const ResourceInfo& info, const Json& object, const Json* old,
     ValidateEndpoints(object, errors);
   } else if (info.group == "discovery.k8s.io" && info.resource == "endpointslices") {
     ValidateEndpointSlice(object, old, errors);
+  } else if (info.group == "apps" && info.resource == "deployments") {
+    ValidateDeployment(object, errors);
+  } else if (info.group == "policy" && info.resource == "poddisruptionbudgets") {
+    ValidatePodDisruptionBudget(object, errors);
+  } else if (info.group == "rbac.authorization.k8s.io") {
+    if (info.resource == "roles" || info.resource == "clusterroles") {
+      ValidateRules(object, info.namespaced, errors);
+    } else {
+      ValidateBinding(object, old, info.namespaced, errors);
+    }
   }
 }
 

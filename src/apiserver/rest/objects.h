@@ -44,7 +44,7 @@ std::string GoValue(const Json& value);
 
 // Validates metadata.name (or generateName), labels and annotations with the name rule of the
 // resource (DNS-1123 label for namespaces, DNS-1035 label for services, a path segment for
-// events, DNS-1123 subdomain otherwise).
+// events and the RBAC kinds, DNS-1123 subdomain otherwise).
 void ValidateObjectMeta(const ResourceInfo& info, const Json& object, bool is_create,
                         FieldErrors& errors);
 

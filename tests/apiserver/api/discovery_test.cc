@@ -1,6 +1,7 @@
 // Tests for discovery documents, Accept negotiation and the OpenAPI v3 documents kubectl reads.
 #include "apiserver/api/discovery.h"
 
+#include <map>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -174,7 +175,54 @@ TEST(DiscoveryTest, CoreResourceList) {
     EXPECT_LT(resources[i - 1]["name"].get<std::string>(), resources[i]["name"].get<std::string>());
   }
   EXPECT_EQ(ApiResourceList(registry, "", "v2").status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(ApiResourceList(registry, "apps", "v1").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(ApiResourceList(registry, "batch", "v1").status().code(), StatusCode::kNotFound);
+}
+
+// The deploy/ manifests' kinds: apps/v1 Deployments with their status subresource, policy/v1
+// PodDisruptionBudgets, and the RBAC kinds with kube-apiserver's scopes.
+TEST(DiscoveryTest, DeployKinds) {
+  ResourceRegistry registry;
+  Result<json> apps = ApiResourceList(registry, "apps", "v1");
+  ASSERT_TRUE(apps.ok());
+  const json* deployments = FindByName((*apps)["resources"], "name", "deployments");
+  ASSERT_NE(deployments, nullptr);
+  EXPECT_EQ(*deployments, json::parse(R"({"name":"deployments","singularName":"deployment",
+      "namespaced":true,"kind":"Deployment","verbs":["create","delete","deletecollection","get",
+      "list","patch","update","watch"],"shortNames":["deploy"],"categories":["all"]})"));
+  EXPECT_NE(FindByName((*apps)["resources"], "name", "deployments/status"), nullptr);
+
+  json groups = AggregatedDiscovery(registry, false, DiscoveryFormat::kAggregatedV2);
+  std::map<std::string, const json*> by_resource;
+  for (const json& item : groups["items"]) {
+    for (const json& version : item["versions"]) {
+      for (const json& r : version["resources"]) {
+        by_resource[item["metadata"]["name"].get<std::string>() + "/" +
+                    r["resource"].get<std::string>()] = &r;
+      }
+    }
+  }
+  const json* pdb = by_resource["policy/poddisruptionbudgets"];
+  ASSERT_NE(pdb, nullptr);
+  EXPECT_EQ((*pdb)["scope"], "Namespaced");
+  EXPECT_EQ((*pdb)["shortNames"], json::parse(R"(["pdb"])"));
+  EXPECT_EQ((*pdb)["subresources"][0]["subresource"], "status");
+  const struct {
+    const char* resource;
+    const char* scope;
+  } rbac[] = {{"clusterroles", "Cluster"},
+              {"clusterrolebindings", "Cluster"},
+              {"roles", "Namespaced"},
+              {"rolebindings", "Namespaced"}};
+  for (const auto& c : rbac) {
+    SCOPED_TRACE(c.resource);
+    const json* r = by_resource[std::string("rbac.authorization.k8s.io/") + c.resource];
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ((*r)["scope"], c.scope);
+    EXPECT_FALSE(r->contains("subresources"));
+  }
+  const json list = ApiGroupList(registry);
+  EXPECT_NE(FindByName(list["groups"], "name", "rbac.authorization.k8s.io"), nullptr);
+  EXPECT_NE(FindByName(list["groups"], "name", "policy"), nullptr);
 }
 
 // The aggregated forms hold the core group (for /api) or the others (for /apis).
@@ -232,7 +280,7 @@ TEST(OpenApiTest, Index) {
   EXPECT_EQ(OpenApiV3Hash(json{{"a", 1}}), OpenApiV3Hash(json{{"a", 1}}));
   EXPECT_NE(OpenApiV3Hash(json{{"a", 1}}), OpenApiV3Hash(json{{"a", 2}}));
   EXPECT_EQ(OpenApiV3Hash(json{{"a", 1}}).size(), 16u);
-  Result<json> missing = OpenApiV3Document(registry, "apis/apps/v1");
+  Result<json> missing = OpenApiV3Document(registry, "apis/batch/v1");
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
 }
 

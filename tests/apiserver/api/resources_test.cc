@@ -32,6 +32,13 @@ TEST(ResourceRegistryTest, FindsBuiltins) {
       {"events.k8s.io", "events", "Event", true, false, false, "ev"},
       {"apiextensions.k8s.io", "customresourcedefinitions", "CustomResourceDefinition", false, true,
        true, "crd"},
+      {"apps", "deployments", "Deployment", true, true, true, "deploy"},
+      {"policy", "poddisruptionbudgets", "PodDisruptionBudget", true, true, true, "pdb"},
+      {"rbac.authorization.k8s.io", "clusterroles", "ClusterRole", false, false, false, ""},
+      {"rbac.authorization.k8s.io", "clusterrolebindings", "ClusterRoleBinding", false, false,
+       false, ""},
+      {"rbac.authorization.k8s.io", "roles", "Role", true, false, false, ""},
+      {"rbac.authorization.k8s.io", "rolebindings", "RoleBinding", true, false, false, ""},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(std::string(c.resource));
@@ -49,6 +56,11 @@ TEST(ResourceRegistryTest, FindsBuiltins) {
     }
   }
   EXPECT_EQ(registry.Find("", "v1", "deployments"), nullptr);
+  EXPECT_EQ(registry.Find("apps", "v1", "replicasets"), nullptr);
+  // Singular names are the lower-cased kinds, as kube-apiserver lists them.
+  EXPECT_EQ(registry.Find("rbac.authorization.k8s.io", "v1", "clusterrolebindings")->singular,
+            "clusterrolebinding");
+  EXPECT_EQ(registry.Find("policy", "v1", "poddisruptionbudgets")->singular, "poddisruptionbudget");
   EXPECT_EQ(registry.Find("", "v2", "pods"), nullptr);
   EXPECT_EQ(registry.FindKind("discovery.k8s.io", "v1", "Pod"), nullptr);
 }
@@ -64,6 +76,17 @@ TEST(ResourceRegistryTest, PodSelectableFieldsAndCategories) {
             (std::vector<std::string>{"spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
                                       "spec.serviceAccountName", "status.phase", "status.podIP",
                                       "status.nominatedNodeName"}));
+}
+
+// Deployments are in the "all" category (`kubectl get all`); the other deploy/ kinds are not.
+TEST(ResourceRegistryTest, DeployKindsCategories) {
+  ResourceRegistry registry;
+  EXPECT_EQ(registry.Find("apps", "v1", "deployments")->categories,
+            std::vector<std::string>{"all"});
+  EXPECT_TRUE(registry.Find("policy", "v1", "poddisruptionbudgets")->categories.empty());
+  EXPECT_TRUE(registry.Find("rbac.authorization.k8s.io", "v1", "roles")->categories.empty());
+  EXPECT_EQ(registry.Find("rbac.authorization.k8s.io", "v1", "clusterroles")->Key("", "r"),
+            "/registry/rbac.authorization.k8s.io/clusterroles/r");
 }
 
 // Storage keys: "/registry/<group or core>/<resource>/[namespace/]name".
@@ -83,8 +106,9 @@ TEST(ResourceRegistryTest, Keys) {
 TEST(ResourceRegistryTest, GroupsAndVersions) {
   ResourceRegistry registry;
   EXPECT_EQ(registry.Groups(),
-            (std::vector<std::string>{"", "discovery.k8s.io", "coordination.k8s.io",
-                                      "events.k8s.io", "apiextensions.k8s.io"}));
+            (std::vector<std::string>{"", "apps", "discovery.k8s.io", "coordination.k8s.io",
+                                      "events.k8s.io", "policy", "rbac.authorization.k8s.io",
+                                      "apiextensions.k8s.io"}));
   EXPECT_EQ(registry.Versions(""), std::vector<std::string>{"v1"});
   EXPECT_TRUE(registry.Versions("example.com").empty());
 }

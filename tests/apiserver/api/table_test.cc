@@ -202,6 +202,42 @@ TEST(TableTest, OtherBuiltins) {
                 "e2"])"));
 }
 
+// deploy/'s kinds print kube's columns: Deployments (wide: containers, images, selector),
+// PodDisruptionBudgets, (Cluster)Roles' creation time and (Cluster)RoleBindings' subjects.
+TEST(TableTest, DeployKinds) {
+  ResourceRegistry registry;
+  ResourcePtr deployments = registry.Find("apps", "v1", "deployments");
+  json table = ToTable(*deployments, {}, "1", "", IncludeObject::kNone, kNow);
+  EXPECT_EQ(ColumnNames(table),
+            (std::vector<std::string>{"Name", "Ready", "Up-to-date", "Available", "Age",
+                                      "Containers", "Images", "Selector"}));
+  EXPECT_EQ(Cells(*deployments, json::parse(R"({"metadata":{"name":"sw",
+      "creationTimestamp":"2024-01-01T00:00:00Z"},"spec":{"replicas":2,
+      "selector":{"matchLabels":{"b":"2","a":"1"},
+        "matchExpressions":[{"key":"c","operator":"In","values":["y","x"]}]},
+      "template":{"spec":{"containers":[{"name":"m","image":"i:1"},{"name":"s","image":"j:2"}]}}},
+      "status":{"readyReplicas":1,"updatedReplicas":2,"availableReplicas":1}})")),
+            json::parse(R"j(["sw","1/2",2,1,"5m","m,s","i:1,j:2","a=1,b=2,c in (x,y)"])j"));
+  // An unset spec.replicas is apps/v1's default of one; no status is zero of everything.
+  EXPECT_EQ(Cells(*deployments, json::parse(R"({"metadata":{"name":"d"},"spec":{}})")),
+            json::parse(R"(["d","0/1",0,0,"<unknown>","","",""])"));
+  EXPECT_EQ(Cells(*registry.Find("policy", "v1", "poddisruptionbudgets"),
+                  json::parse(R"({"metadata":{"name":"p"},"spec":{"maxUnavailable":"50%"},
+                      "status":{"disruptionsAllowed":1}})")),
+            json::parse(R"(["p","N/A","50%",1,"<unknown>"])"));
+  EXPECT_EQ(Cells(*registry.Find("rbac.authorization.k8s.io", "v1", "clusterroles"),
+                  json::parse(R"({"metadata":{"name":"r",
+                      "creationTimestamp":"2024-01-01T00:00:00Z"}})")),
+            json::parse(R"(["r","2024-01-01T00:00:00Z"])"));
+  EXPECT_EQ(Cells(*registry.Find("rbac.authorization.k8s.io", "v1", "rolebindings"),
+                  json::parse(R"({"metadata":{"name":"b"},
+                      "roleRef":{"kind":"Role","name":"r"},
+                      "subjects":[{"kind":"ServiceAccount","namespace":"kube-system","name":"sa"},
+                                  {"kind":"User","name":"u"},{"kind":"Group","name":"g1"},
+                                  {"kind":"Group","name":"g2"}]})")),
+            json::parse(R"(["b","Role/r","<unknown>","u","g1, g2","kube-system/sa"])"));
+}
+
 // Custom resources: CRD printer columns with kube's cell types; metadata rows; table metadata.
 TEST(TableTest, CustomResourceColumns) {
   ResourceInfo info;

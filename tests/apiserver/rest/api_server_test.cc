@@ -401,13 +401,15 @@ TEST_F(ApiServerTest, EndpointSliceGenerationAndImmutableAddressType) {
   retyped["endpoints"][0]["addresses"] = {"fd00::1"};
   Json status = CallJson("PUT", std::string(kSlices) + "/web-1", retyped, 422);
   EXPECT_EQ(status["message"],
-            "EndpointSlice \"web-1\" is invalid: addressType: Invalid value: \"IPv6\": field is "
+            "EndpointSlice.discovery.k8s.io \"web-1\" is invalid: addressType: Invalid value: "
+            "\"IPv6\": field is "
             "immutable");
   Json bad_ip = Slice("web-2");
   bad_ip["endpoints"][0]["addresses"] = {"10.0.0.300"};
   status = CallJson("POST", kSlices, bad_ip, 422);
   EXPECT_EQ(status["message"],
-            "EndpointSlice \"web-2\" is invalid: endpoints[0].addresses[0]: Invalid value: "
+            "EndpointSlice.discovery.k8s.io \"web-2\" is invalid: endpoints[0].addresses[0]: "
+            "Invalid value: "
             "\"10.0.0.300\": must be a valid IP address");
 }
 
@@ -628,15 +630,23 @@ TEST_F(ApiServerTest, NamespaceDeletion) {
   EXPECT_EQ(Call("GET", "/api/v1/namespaces/shop/services/web").status, 404);
 }
 
-// A scheduled pod terminates gracefully; gracePeriodSeconds=0 deletes at once.
-TEST_F(ApiServerTest, PodGracefulDeletion) {
+// A pod named "p" bound to n1, with `grace_seconds` of termination grace and, when given, one
+// finalizer.
+Json ScheduledPod(int grace_seconds, const std::string& finalizer = "") {
   Json pod = {{"apiVersion", "v1"},
               {"kind", "Pod"},
               {"metadata", {{"name", "p"}}},
               {"spec",
                {{"nodeName", "n1"},
-                {"terminationGracePeriodSeconds", 1},
+                {"terminationGracePeriodSeconds", grace_seconds},
                 {"containers", {{{"name", "c"}, {"image", "nginx"}}}}}}};
+  if (!finalizer.empty()) pod["metadata"]["finalizers"] = Json::array({finalizer});
+  return pod;
+}
+
+// A scheduled pod terminates gracefully; gracePeriodSeconds=0 deletes at once.
+TEST_F(ApiServerTest, PodGracefulDeletion) {
+  Json pod = ScheduledPod(1);
   const std::string pods = "/api/v1/namespaces/default/pods";
   CallJson("POST", pods, pod, 201);
   const auto before = std::chrono::system_clock::now();
@@ -655,6 +665,83 @@ TEST_F(ApiServerTest, PodGracefulDeletion) {
   CallJson("POST", pods, pod, 201);
   CallJson("DELETE", pods + "/q?gracePeriodSeconds=0", nullptr, 200);
   EXPECT_EQ(Call("GET", pods + "/q").status, 404);
+}
+
+// A gracefully deleted pod stays until deleted with grace 0: updates, status updates included,
+// only update it (the kubelet reports its containers stopping while the pod terminates).
+TEST_F(ApiServerTest, TerminatingPodTakesUpdatesUntilDeletedWithoutGrace) {
+  Json pod = ScheduledPod(300);
+  const std::string pods = "/api/v1/namespaces/default/pods";
+  CallJson("POST", pods, pod, 201);
+  CallJson("DELETE", pods + "/p", nullptr, 202);
+
+  Json current = Get(pods + "/p");
+  current["status"]["conditions"] = {{{"type", "Ready"}, {"status", "False"}}};
+  Json updated = CallJson("PUT", pods + "/p/status", current, 200);
+  EXPECT_EQ(updated["status"]["conditions"][0]["status"], "False");
+  CallJson("PATCH", pods + "/p", Json{{"metadata", {{"labels", {{"phase", "stopping"}}}}}}, 200,
+           "application/merge-patch+json");
+
+  Json stored = Get(pods + "/p");
+  EXPECT_EQ(stored["status"]["conditions"][0]["status"], "False");
+  EXPECT_EQ(stored["metadata"]["labels"]["phase"], "stopping");
+  EXPECT_EQ(stored["metadata"]["deletionGracePeriodSeconds"], 300);
+
+  CallJson("DELETE", pods + "/p?gracePeriodSeconds=0", nullptr, 200);
+  EXPECT_EQ(Call("GET", pods + "/p").status, 404);
+}
+
+// A pod with a finalizer, deleted gracefully: removing the finalizer during the grace period
+// leaves it terminating; the grace period's end (grace 0) then removes it.
+TEST_F(ApiServerTest, PodFinalizerRemovedDuringGracePeriodWaitsForItsEnd) {
+  Json pod = ScheduledPod(300, "example.com/hold");
+  const std::string pods = "/api/v1/namespaces/default/pods";
+  CallJson("POST", pods, pod, 201);
+  CallJson("DELETE", pods + "/p", nullptr, 202);
+  Json current = Get(pods + "/p");
+  current["metadata"].erase("finalizers");
+  CallJson("PUT", pods + "/p", current, 200);
+  EXPECT_EQ(Get(pods + "/p")["metadata"]["deletionGracePeriodSeconds"], 300);
+  CallJson("DELETE", pods + "/p?gracePeriodSeconds=0", nullptr, 200);
+  EXPECT_EQ(Call("GET", pods + "/p").status, 404);
+}
+
+// A pod whose grace period ends with a finalizer left stays with deletionGracePeriodSeconds 0,
+// and removing the finalizer then completes the deletion.
+TEST_F(ApiServerTest, PodFinalizerRemovedAfterGracePeriodDeletes) {
+  Json pod = ScheduledPod(1, "example.com/hold");
+  const std::string pods = "/api/v1/namespaces/default/pods";
+  CallJson("POST", pods, pod, 201);
+  CallJson("DELETE", pods + "/p", nullptr, 202);
+  ASSERT_TRUE(Eventually([&] {
+    HttpResponse response = Call("GET", pods + "/p");
+    return response.status == 200 &&
+           Json::parse(response.body)["metadata"]["deletionGracePeriodSeconds"] == 0;
+  }));
+  Json current = Get(pods + "/p");
+  current["metadata"].erase("finalizers");
+  CallJson("PUT", pods + "/p", current, 200);
+  EXPECT_EQ(Call("GET", pods + "/p").status, 404);
+}
+
+// A terminating namespace waits for every spec.finalizer, not only ours ("kubernetes").
+TEST_F(ApiServerTest, NamespaceWaitsForForeignSpecFinalizers) {
+  CallJson("POST", "/api/v1/namespaces",
+           Json{{"apiVersion", "v1"},
+                {"kind", "Namespace"},
+                {"metadata", {{"name", "shop"}}},
+                {"spec", {{"finalizers", {"kubernetes", "example.com/hold"}}}}},
+           201);
+  CallJson("DELETE", "/api/v1/namespaces/shop", nullptr, 202);
+  ASSERT_TRUE(Eventually([&] {
+    HttpResponse response = Call("GET", "/api/v1/namespaces/shop");
+    return response.status == 200 &&
+           Json::parse(response.body)["spec"]["finalizers"] == Json{"example.com/hold"};
+  }));
+  CallJson("PATCH", "/api/v1/namespaces/shop",
+           Json{{"metadata", {{"labels", {{"state", "held"}}}}}}, 200,
+           "application/merge-patch+json");
+  EXPECT_EQ(Get("/api/v1/namespaces/shop")["metadata"]["labels"]["state"], "held");
 }
 
 // A CRD, once created, serves its resource; deleting it removes the resource and its objects.
@@ -725,6 +812,175 @@ TEST_F(ApiServerTest, DryRunStoresNothing) {
   EXPECT_EQ(answer["metadata"]["name"], "dry");
   EXPECT_EQ(Call("GET", std::string(kSlices) + "/dry").status, 404);
   EXPECT_EQ(Call("POST", std::string(kSlices) + "?dryRun=Some", Slice("dry").dump()).status, 400);
+}
+
+// The deploy/ manifests' kinds (see deploy/): a Deployment with apps/v1's defaults and
+// generation, a PodDisruptionBudget, and the RBAC kinds at their scopes, round-tripped.
+TEST_F(ApiServerTest, DeployKindsRoundTrip) {
+  const std::string deployments = "/apis/apps/v1/namespaces/kube-system/deployments";
+  Json deployment = {{"apiVersion", "apps/v1"},
+                     {"kind", "Deployment"},
+                     {"metadata", {{"name", "sw"}}},
+                     {"spec",
+                      {{"replicas", 2},
+                       {"selector", {{"matchLabels", {{"app", "sw"}}}}},
+                       {"template",
+                        {{"metadata", {{"labels", {{"app", "sw"}}}}},
+                         {"spec", {{"containers", {{{"name", "m"}, {"image", "sw:1"}}}}}}}}}}};
+  Json created = CallJson("POST", deployments, deployment, 201);
+  EXPECT_EQ(created["metadata"]["generation"], 1);
+  EXPECT_EQ(created["spec"]["strategy"]["rollingUpdate"]["maxSurge"], "25%");
+  EXPECT_EQ(created["spec"]["revisionHistoryLimit"], 10);
+  EXPECT_EQ(created["spec"]["template"]["spec"]["restartPolicy"], "Always");
+  EXPECT_EQ(created["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"],
+            "IfNotPresent");
+  EXPECT_EQ(Get(deployments + "/sw"), created);
+  EXPECT_EQ(Get("/apis/apps/v1/deployments")["items"].size(), 1u);
+  // A strategic merge patch merges containers by name, and a spec change bumps the generation.
+  Json patched = CallJson(
+      "PATCH", deployments + "/sw",
+      Json{{"spec",
+            {{"template", {{"spec", {{"containers", {{{"name", "m"}, {"image", "sw:2"}}}}}}}}}}},
+      200, "application/strategic-merge-patch+json");
+  EXPECT_EQ(patched["spec"]["template"]["spec"]["containers"].size(), 1u);
+  EXPECT_EQ(patched["spec"]["template"]["spec"]["containers"][0]["image"], "sw:2");
+  EXPECT_EQ(patched["metadata"]["generation"], 2);
+  // Status is written through the status subresource only.
+  Json status_update = patched;
+  status_update["status"] = {{"readyReplicas", 2}};
+  EXPECT_EQ(CallJson("PUT", deployments + "/sw/status", status_update, 200)["status"],
+            (Json{{"readyReplicas", 2}}));
+  EXPECT_EQ(Get(deployments + "/sw")["metadata"]["generation"], 2);
+
+  Json pdb = {{"apiVersion", "policy/v1"},
+              {"kind", "PodDisruptionBudget"},
+              {"metadata", {{"name", "sw"}}},
+              {"spec", {{"maxUnavailable", 1}, {"selector", {{"matchLabels", {{"app", "sw"}}}}}}}};
+  const std::string pdbs = "/apis/policy/v1/namespaces/kube-system/poddisruptionbudgets";
+  CallJson("POST", pdbs, pdb, 201);
+  // PodDisruptionBudgetSpec.selector is patchStrategy "replace": a patch replaces it whole.
+  Json replaced = CallJson("PATCH", pdbs + "/sw",
+                           Json{{"spec", {{"selector", {{"matchLabels", {{"tier", "cp"}}}}}}}}, 200,
+                           "application/strategic-merge-patch+json");
+  EXPECT_EQ(replaced["spec"]["selector"], (Json{{"matchLabels", {{"tier", "cp"}}}}));
+  EXPECT_EQ(replaced["spec"]["maxUnavailable"], 1);
+  Json role = {
+      {"apiVersion", "rbac.authorization.k8s.io/v1"},
+      {"kind", "ClusterRole"},
+      {"metadata", {{"name", "sw"}}},
+      {"rules", {{{"apiGroups", {""}}, {"resources", {"pods"}}, {"verbs", {"get", "list"}}}}}};
+  Json stored_role = CallJson("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", role, 201);
+  EXPECT_FALSE(stored_role["metadata"].contains("namespace"));
+  Json binding = {
+      {"apiVersion", "rbac.authorization.k8s.io/v1"},
+      {"kind", "RoleBinding"},
+      {"metadata", {{"name", "sw"}}},
+      {"roleRef",
+       {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", "sw"}}},
+      {"subjects", {{{"kind", "ServiceAccount"}, {"name", "sw"}}}}};
+  const std::string bindings =
+      "/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/rolebindings";
+  Json stored_binding = CallJson("POST", bindings, binding, 201);
+  EXPECT_EQ(stored_binding["metadata"]["namespace"], "kube-system");
+  // roleRef is immutable, as kube-apiserver's validation has it.
+  stored_binding["roleRef"]["name"] = "other";
+  Json status = CallJson("PUT", bindings + "/sw", stored_binding, 422);
+  EXPECT_EQ(status["message"],
+            "RoleBinding.rbac.authorization.k8s.io \"sw\" is invalid: roleRef: Invalid value: "
+            "{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":\"ClusterRole\","
+            "\"name\":\"other\"}: cannot change roleRef");
+  CallJson("DELETE", "/apis/rbac.authorization.k8s.io/v1/clusterroles/sw", nullptr, 200);
+  EXPECT_EQ(Call("GET", "/apis/rbac.authorization.k8s.io/v1/clusterroles/sw").status, 404);
+}
+
+// A namespaced deploy/ kind in a namespace that does not exist is NotFound, dry run included
+// (kube-apiserver's NamespaceLifecycle admission), and nothing is stored.
+TEST_F(ApiServerTest, DeployKindsNeedTheirNamespace) {
+  Json role = {
+      {"apiVersion", "rbac.authorization.k8s.io/v1"},
+      {"kind", "Role"},
+      {"metadata", {{"name", "leases"}}},
+      {"rules",
+       {{{"apiGroups", {"coordination.k8s.io"}}, {"resources", {"leases"}}, {"verbs", {"get"}}}}}};
+  for (const char* query : {"", "?dryRun=All"}) {
+    SCOPED_TRACE(query);
+    Json status = CallJson(
+        "POST", std::string("/apis/rbac.authorization.k8s.io/v1/namespaces/nope/roles") + query,
+        role, 404);
+    EXPECT_EQ(status["reason"], "NotFound");
+    EXPECT_EQ(status["message"], "namespaces \"nope\" not found");
+  }
+  CallJson("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/roles?dryRun=All",
+           role, 201);
+  EXPECT_EQ(Get("/apis/rbac.authorization.k8s.io/v1/roles")["items"].size(), 0u);
+}
+
+// Manifest mistakes the deploy/ kinds' validation refuses with kube-apiserver's messages.
+TEST_F(ApiServerTest, DeployKindsValidation) {
+  struct Case {
+    std::string name;
+    std::string path;
+    Json object;
+    std::string message;
+  };
+  const Json pod_template = {{"metadata", {{"labels", {{"app", "other"}}}}},
+                             {"spec", {{"containers", {{{"name", "m"}}}}}}};
+  const Case cases[] = {
+      {"deployment selector and template",
+       "/apis/apps/v1/namespaces/default/deployments",
+       {{"apiVersion", "apps/v1"},
+        {"kind", "Deployment"},
+        {"metadata", {{"name", "d"}}},
+        {"spec", {{"selector", {{"matchLabels", {{"app", "sw"}}}}}, {"template", pod_template}}}},
+       "Deployment.apps \"d\" is invalid: [spec.template.metadata.labels: Invalid value: "
+       "{\"app\":\"other\"}: `selector` does not match template `labels`, "
+       "spec.template.spec.containers[0].image: Required value]"},
+      {"deployment without selector",
+       "/apis/apps/v1/namespaces/default/deployments",
+       {{"apiVersion", "apps/v1"},
+        {"kind", "Deployment"},
+        {"metadata", {{"name", "d"}}},
+        {"spec",
+         {{"replicas", -1},
+          {"template", {{"spec", {{"containers", {{{"name", "m"}, {"image", "i"}}}}}}}}}}},
+       "Deployment.apps \"d\" is invalid: [spec.replicas: Invalid value: -1: must be greater than "
+       "or equal to 0, spec.selector: Required value]"},
+      {"pdb with both budgets",
+       "/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+       {{"apiVersion", "policy/v1"},
+        {"kind", "PodDisruptionBudget"},
+        {"metadata", {{"name", "p"}}},
+        {"spec", {{"minAvailable", "150%"}, {"maxUnavailable", 1}}}},
+       "PodDisruptionBudget.policy \"p\" is invalid: [spec.minAvailable: Invalid value: "
+       "\"150%\": must not be greater than 100%, spec: Invalid value: "
+       "{\"maxUnavailable\":1,\"minAvailable\":\"150%\"}: minAvailable and maxUnavailable "
+       "cannot be both set]"},
+      {"cluster role rule without verbs",
+       "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+       {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+        {"kind", "ClusterRole"},
+        {"metadata", {{"name", "r"}}},
+        {"rules", {{{"resources", {"pods"}}}}}},
+       "ClusterRole.rbac.authorization.k8s.io \"r\" is invalid: [rules[0].verbs: Required value: "
+       "verbs must contain at least one value, rules[0].apiGroups: Required value: resource "
+       "rules must supply at least one api group]"},
+      {"cluster role binding to a Role",
+       "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+       {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+        {"kind", "ClusterRoleBinding"},
+        {"metadata", {{"name", "b"}}},
+        {"roleRef", {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Role"}, {"name", "r"}}},
+        {"subjects", {{{"kind", "ServiceAccount"}, {"name", "sa"}}}}},
+       "ClusterRoleBinding.rbac.authorization.k8s.io \"b\" is invalid: [roleRef.kind: Unsupported "
+       "value: \"Role\": supported values: \"ClusterRole\", subjects[0].namespace: Required "
+       "value]"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Json status = CallJson("POST", c.path, c.object, 422);
+    EXPECT_EQ(status["reason"], "Invalid");
+    EXPECT_EQ(status["message"], c.message);
+  }
 }
 
 // Discovery documents and the health endpoints answer.

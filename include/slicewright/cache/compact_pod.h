@@ -1,0 +1,117 @@
+// CompactPod: what the endpoint controllers' Pod caches keep of a Pod (issue #4: at most 400 bytes
+// per cached Pod). Values many pods share (namespace, node, label set, the template's ports) are
+// interned; IPs, times and the phase are stored in binary. ToPod() gives back a model::Pod with
+// every field the reconciler reads (reconcile/pod_source.h), equal to the original there.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "slicewright/cache/interned.h"
+#include "slicewright/model/core.h"
+#include "slicewright/model/meta.h"
+
+namespace slicewright::cache {
+
+// The container ports a pod template declares, which every pod of a ReplicaSet shares: regular
+// containers' ports in order, then sidecars' (init containers with restartPolicy Always). Other
+// init containers never serve a Service port (spec §3.5), so they are left out.
+struct PodPorts {
+  std::vector<model::ContainerPort> regular;
+  std::vector<model::ContainerPort> sidecar;
+  friend bool operator==(const PodPorts&, const PodPorts&) = default;
+};
+
+struct StringMapHash {
+  std::size_t operator()(const model::StringMap& map) const;
+};
+struct PodPortsHash {
+  std::size_t operator()(const PodPorts& ports) const;
+};
+
+// The pools one Pod cache interns into. Shared by every CompactPod made from it; thread-safe.
+struct PodInterners {
+  Interner<std::string> namespaces;
+  Interner<std::string> node_names;
+  Interner<model::StringMap, StringMapHash> label_sets;
+  Interner<PodPorts, PodPortsHash> ports;
+};
+
+class CompactPod final {
+ public:
+  // `kept_annotations`: annotation keys to keep (the multi-network controller keeps
+  // k8s.v1.cni.cncf.io/network-status); every other annotation is dropped.
+  static CompactPod FromPod(const model::Pod& pod, PodInterners& interners,
+                            const std::vector<std::string>& kept_annotations = {});
+
+  // The Pod as the reconciler reads it: metadata (name, namespace, uid, resourceVersion, labels,
+  // kept annotations, creation and deletion timestamps), spec.nodeName/hostname/subdomain, the
+  // container ports (regular ones in one container, sidecar ones in one restartable init
+  // container), status.phase, podIP and podIPs (canonical text), and the Ready condition (status
+  // and lastTransitionTime).
+  model::Pod ToPod() const;
+
+  const std::string& name() const { return name_; }
+  const std::string& namespace_() const { return namespace_name_.get(); }
+  std::string resource_version() const;
+  std::string uid() const;
+  const model::StringMap& labels() const { return labels_.get(); }
+  const std::string& node_name() const { return node_name_.get(); }
+  bool terminating() const { return deletion_nanos_ != kUnsetTime; }
+
+  friend bool operator==(const CompactPod& a, const CompactPod& b);
+
+ private:
+  static constexpr std::int64_t kUnsetTime = INT64_MIN;
+  enum class Phase : std::uint8_t {
+    kEmpty,
+    kPending,
+    kRunning,
+    kSucceeded,
+    kFailed,
+    kUnknown,
+    kOther
+  };
+  enum class Ready : std::uint8_t { kAbsent, kTrue, kFalse, kUnknown, kOther };
+
+  // Fields most pods leave empty or that did not fit the binary form; null when unused.
+  struct Rare {
+    std::string hostname;
+    std::string subdomain;
+    std::string uid;               // when not a UUID
+    std::string resource_version;  // when not a decimal number
+    std::string phase;             // Phase::kOther
+    std::string ready_status;      // Ready::kOther
+    // Set when the IPs are not up to two valid addresses with podIP == podIPs[0].
+    std::optional<std::string> pod_ip;
+    std::vector<std::string> pod_ips;
+    model::StringMap annotations;
+    friend bool operator==(const Rare&, const Rare&) = default;
+  };
+
+  std::string name_;
+  Interned<std::string> namespace_name_;
+  Interned<std::string> node_name_;
+  Interned<model::StringMap> labels_;
+  Interned<PodPorts> ports_;
+  std::shared_ptr<const Rare> rare_;
+  std::uint64_t resource_version_ = 0;  // used when rare_->resource_version is empty
+  std::array<std::uint8_t, 16> uid_{};  // used when rare_->uid is empty
+  std::int64_t creation_nanos_ = kUnsetTime;
+  std::int64_t deletion_nanos_ = kUnsetTime;
+  std::int64_t ready_transition_nanos_ = kUnsetTime;
+  std::array<std::array<std::uint8_t, 16>, 2> ips_{};
+  std::uint8_t ip_count_ = 0;
+  std::uint8_t ip_is_v6_ = 0;  // bit i: ips_[i] is IPv6
+  bool has_uid_ = false;
+  Phase phase_ = Phase::kEmpty;
+  Ready ready_ = Ready::kAbsent;
+};
+
+}  // namespace slicewright::cache

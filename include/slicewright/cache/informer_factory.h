@@ -1,0 +1,85 @@
+// InformerFactory hands out one shared Informer per resource and filter, as client-go's
+// SharedInformerFactory: the controllers of one process that watch Pods share one Pod cache and
+// one watch. Informers created before Start() start with it; ones created later start at once.
+// Thread-safe; informers live as long as the factory.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "slicewright/base/clock.h"
+#include "slicewright/cache/informer.h"
+#include "slicewright/client/rest_client.h"
+
+namespace slicewright::cache {
+
+// The filter part of ReflectorOptions that makes two informers of one kind different.
+struct InformerFilter {
+  std::string namespace_;
+  std::string label_selector;
+  std::string field_selector;
+};
+
+class InformerFactory final {
+ public:
+  // `defaults` applies to every informer (page size, WatchList, backoff, clock); the filter fields
+  // in it are ignored.
+  InformerFactory(client::RestClient& client, ReflectorOptions defaults = {});
+  InformerFactory(const InformerFactory&) = delete;
+  InformerFactory& operator=(const InformerFactory&) = delete;
+  ~InformerFactory();
+
+  Informer<model::Service>& Services(const InformerFilter& filter = {});
+  Informer<CompactPod>& Pods(const InformerFilter& filter = {});
+  Informer<model::Node>& Nodes(const InformerFilter& filter = {});
+  Informer<model::Namespace>& Namespaces(const InformerFilter& filter = {});
+  Informer<model::Endpoints>& Endpoints(const InformerFilter& filter = {});
+  Informer<model::EndpointSlice>& EndpointSlices(const InformerFilter& filter = {});
+
+  // The pools every CompactPod of Pods() is interned into.
+  const std::shared_ptr<PodInterners>& pod_interners() const { return pod_interners_; }
+
+  void Start();
+  // True once every informer created so far has synced; false after `timeout` or Stop().
+  bool WaitForCacheSync(Clock::Duration timeout);
+  // Stops every informer. Idempotent.
+  void Stop();
+
+ private:
+  struct Entry {
+    std::shared_ptr<void> informer;  // an Informer<T>
+    std::function<void()> start;
+    std::function<void()> stop;
+    std::function<bool(Clock::Duration)> wait_for_sync;
+  };
+
+  template <typename T>
+  Informer<T>& GetOrCreate(const std::string& kind_name, const InformerFilter& filter,
+                           const std::function<Kind<T>()>& make_kind);
+
+  client::RestClient& client_;
+  const ReflectorOptions defaults_;
+  const std::shared_ptr<PodInterners> pod_interners_;
+  std::mutex mu_;
+  std::map<std::string, Entry> entries_;  // guarded by mu_; key: kind + filter
+  bool started_ = false;                  // guarded by mu_
+  bool stopped_ = false;                  // guarded by mu_
+};
+
+// An index function filing an object under the value of one of its labels (none when absent):
+// e.g. EndpointSlices by kubernetes.io/service-name.
+template <typename T>
+typename Store<T>::IndexFunc LabelValueIndex(std::string label_key) {
+  return [key = std::move(label_key)](const T& object) -> std::vector<std::string> {
+    const model::StringMap& labels = ObjectAccess<T>::Labels(object);
+    auto it = labels.find(key);
+    if (it == labels.end()) return {};
+    return {ObjectAccess<T>::Namespace(object) + "/" + it->second};
+  };
+}
+
+}  // namespace slicewright::cache

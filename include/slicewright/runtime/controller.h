@@ -1,0 +1,63 @@
+// Controller runs a sync function over a WorkQueue with a pool of workers, as client-go controllers
+// do: the queue never hands one key to two workers at once; a sync that fails with a retryable
+// Status is requeued with the queue's rate limiter until it has been retried max_retries times,
+// then dropped with a log line (a later event for the key enqueues it again); a terminal failure
+// (IsRetryable false: Invalid, Forbidden, BadRequest...) is not retried. Stop() drains the syncs
+// in flight. Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "slicewright/base/status.h"
+#include "slicewright/runtime/work_queue.h"
+
+namespace slicewright::runtime {
+
+struct ControllerOptions {
+  std::string name;  // for logs: "endpointslice"
+  int workers = 5;   // --concurrent-service-endpoint-syncs
+  int max_retries = 15;
+};
+
+// What happened to one sync, for the controller's own metrics (e.g. endpoint_slice_controller
+// syncs{result}).
+enum class SyncOutcome { kSuccess, kRetried, kDropped, kTerminal };
+
+class Controller final {
+ public:
+  using SyncFn = std::function<Status(const std::string& key)>;
+  using OutcomeFn =
+      std::function<void(const std::string& key, SyncOutcome outcome, const Status& status)>;
+
+  // `queue` must outlive the controller. `on_outcome` may be empty.
+  Controller(ControllerOptions options, WorkQueue& queue, SyncFn sync, OutcomeFn on_outcome = {});
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+  ~Controller();
+
+  // Starts the workers. Once only.
+  void Start();
+  // Shuts the queue down, lets the syncs in flight finish, and joins the workers. Idempotent.
+  void Stop();
+
+  std::int64_t Syncs() const { return syncs_.load(std::memory_order_relaxed); }
+
+ private:
+  void Work();
+
+  const ControllerOptions options_;
+  WorkQueue& queue_;
+  const SyncFn sync_;
+  const OutcomeFn on_outcome_;
+  std::atomic<std::int64_t> syncs_{0};
+  std::mutex mu_;
+  std::vector<std::thread> workers_;  // guarded by mu_
+};
+
+}  // namespace slicewright::runtime

@@ -1,0 +1,98 @@
+#include "slicewright/cache/informer_factory.h"
+
+#include <utility>
+
+#include "slicewright/model/network_status.h"
+
+namespace slicewright::cache {
+
+InformerFactory::InformerFactory(client::RestClient& client, ReflectorOptions defaults)
+    : client_(client),
+      defaults_(std::move(defaults)),
+      pod_interners_(std::make_shared<PodInterners>()) {}
+
+InformerFactory::~InformerFactory() { Stop(); }
+
+template <typename T>
+Informer<T>& InformerFactory::GetOrCreate(const std::string& kind_name,
+                                          const InformerFilter& filter,
+                                          const std::function<Kind<T>()>& make_kind) {
+  const std::string key = kind_name + "\n" + filter.namespace_ + "\n" + filter.label_selector +
+                          "\n" + filter.field_selector;
+  std::lock_guard lock(mu_);
+  auto it = entries_.find(key);
+  if (it == entries_.end()) {
+    ReflectorOptions options = defaults_;
+    options.namespace_ = filter.namespace_;
+    options.label_selector = filter.label_selector;
+    options.field_selector = filter.field_selector;
+    options.name = kind_name;
+    if (!filter.label_selector.empty()) options.name += " (" + filter.label_selector + ")";
+    auto informer = std::make_shared<Informer<T>>(client_, make_kind(), std::move(options));
+    Entry entry;
+    entry.informer = informer;
+    Informer<T>* raw = informer.get();
+    entry.start = [raw] { raw->Start(); };
+    entry.stop = [raw] { raw->Stop(); };
+    entry.wait_for_sync = [raw](Clock::Duration timeout) { return raw->WaitForSync(timeout); };
+    if (started_ && !stopped_) raw->Start();
+    it = entries_.emplace(key, std::move(entry)).first;
+  }
+  return *static_cast<Informer<T>*>(it->second.informer.get());
+}
+
+Informer<model::Service>& InformerFactory::Services(const InformerFilter& filter) {
+  return GetOrCreate<model::Service>("services", filter, ServiceKind);
+}
+Informer<CompactPod>& InformerFactory::Pods(const InformerFilter& filter) {
+  // The multi-network controller reads Multus' network status; other annotations are dropped.
+  return GetOrCreate<CompactPod>("pods", filter, [this] {
+    return CompactPodKind(pod_interners_, {std::string(model::kAnnotationNetworkStatus)});
+  });
+}
+Informer<model::Node>& InformerFactory::Nodes(const InformerFilter& filter) {
+  return GetOrCreate<model::Node>("nodes", filter, NodeKind);
+}
+Informer<model::Namespace>& InformerFactory::Namespaces(const InformerFilter& filter) {
+  return GetOrCreate<model::Namespace>("namespaces", filter, NamespaceKind);
+}
+Informer<model::Endpoints>& InformerFactory::Endpoints(const InformerFilter& filter) {
+  return GetOrCreate<model::Endpoints>("endpoints", filter, EndpointsKind);
+}
+Informer<model::EndpointSlice>& InformerFactory::EndpointSlices(const InformerFilter& filter) {
+  return GetOrCreate<model::EndpointSlice>("endpointslices", filter, EndpointSliceKind);
+}
+
+void InformerFactory::Start() {
+  std::lock_guard lock(mu_);
+  if (started_ || stopped_) return;
+  started_ = true;
+  for (auto& [key, entry] : entries_) entry.start();
+}
+
+bool InformerFactory::WaitForCacheSync(Clock::Duration timeout) {
+  Clock& clock = defaults_.clock != nullptr ? *defaults_.clock : SystemClock::Get();
+  const Clock::TimePoint deadline = clock.Now() + timeout;
+  std::vector<std::function<bool(Clock::Duration)>> waits;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [key, entry] : entries_) waits.push_back(entry.wait_for_sync);
+  }
+  for (const auto& wait : waits) {
+    const Clock::Duration left = deadline - clock.Now();
+    if (!wait(left > Clock::Duration::zero() ? left : Clock::Duration::zero())) return false;
+  }
+  return true;
+}
+
+void InformerFactory::Stop() {
+  std::vector<std::function<void()>> stops;
+  {
+    std::lock_guard lock(mu_);
+    stopped_ = true;
+    for (auto& [key, entry] : entries_) stops.push_back(entry.stop);
+  }
+  for (const auto& stop : stops) stop();
+}
+
+}  // namespace slicewright::cache

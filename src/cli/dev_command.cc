@@ -1,0 +1,131 @@
+#include "cli/dev_command.h"
+
+#include <atomic>
+#include <filesystem>
+#include <ostream>
+#include <stop_token>
+#include <thread>
+
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
+#include "slicewright/base/clock.h"
+#include "slicewright/base/log.h"
+#include "slicewright/client/rest_client.h"
+#include "slicewright/client/transport.h"
+
+#include "apiserver/rest/serve.h"
+#include "cli/controller_manager_command.h"
+#include "controllers/manager/manager.h"
+#include "controllers/podsim/simulator.h"
+
+namespace slicewright::cli {
+
+int RunDevCommand(const DevCommandOptions& options, std::ostream& out, std::ostream& err) {
+  log::SetVerbosity(options.verbosity);
+  Result<std::chrono::milliseconds> ready_delay = ParseGoDuration(options.ready_delay);
+  if (!ready_delay.ok()) {
+    err << "slicewright dev: --pod-ready-delay: " << ready_delay.status().ToString() << "\n";
+    return 1;
+  }
+  if (options.port < 0 || options.port > 65535) {
+    err << "slicewright dev: --port must be between 0 and 65535\n";
+    return 1;
+  }
+  std::error_code ignored;
+  std::filesystem::create_directories(options.data_dir, ignored);
+  const std::string kubeconfig = options.data_dir + "/kubeconfig";
+
+  // Blocked before the first thread starts, so only the sigtimedwait below receives them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  apiserver::ServeOptions serve;
+  serve.listen = "127.0.0.1:" + std::to_string(options.port);
+  serve.data_dir = options.data_dir;
+  serve.kubeconfig_path = kubeconfig;
+  Result<std::unique_ptr<apiserver::RunningApiServer>> server =
+      apiserver::RunningApiServer::Start(std::move(serve));
+  if (!server.ok()) {
+    err << "slicewright dev: " << server.status().ToString() << "\n";
+    return 1;
+  }
+
+  client::RestConfig config;
+  config.server.scheme = "http";
+  config.server.host = "127.0.0.1";
+  config.server.port = (*server)->port();
+  client::TransportOptions transport_options;
+  transport_options.user_agent = "slicewright-dev";
+  Result<std::unique_ptr<client::Transport>> transport =
+      client::Transport::Create(config, transport_options);
+  if (!transport.ok()) {
+    err << "slicewright dev: " << transport.status().ToString() << "\n";
+    return 1;
+  }
+  client::RestClientOptions client_options;
+  // One process talking to its own server: no need for a production client's throttle.
+  client_options.qps = 500;
+  client_options.burst = 1000;
+  Result<std::unique_ptr<client::RestClient>> client = client::RestClient::Create(
+      std::shared_ptr<client::Transport>(std::move(transport).value()), client_options);
+  if (!client.ok()) {
+    err << "slicewright dev: " << client.status().ToString() << "\n";
+    return 1;
+  }
+
+  controllers::ManagerOptions manager_options;
+  manager_options.leader_elect = false;
+  manager_options.port = -1;
+  Result<std::unique_ptr<controllers::Manager>> manager =
+      controllers::Manager::Create(manager_options, **client);
+  if (!manager.ok()) {
+    err << "slicewright dev: " << manager.status().ToString() << "\n";
+    return 1;
+  }
+  controllers::podsim::PodSimulatorOptions simulator_options;
+  simulator_options.nodes = options.nodes;
+  simulator_options.ready_delay = *ready_delay;
+  Result<std::unique_ptr<controllers::podsim::PodSimulator>> simulator =
+      controllers::podsim::PodSimulator::Create(simulator_options, **client, SystemClock::Get());
+  if (!simulator.ok()) {
+    err << "slicewright dev: " << simulator.status().ToString() << "\n";
+    return 1;
+  }
+  if (const Status started = (*simulator)->Start(); !started.ok()) {
+    err << "slicewright dev: pod simulator: " << started.ToString() << "\n";
+    return 1;
+  }
+  std::stop_source stop;
+  std::atomic<bool> finished{false};
+  std::thread controllers_thread([&] {
+    const Status status = (*manager)->Run(stop.get_token());
+    if (!status.ok()) SW_LOG(kError, "slicewright dev: controllers: {}", status.ToString());
+    finished = true;
+  });
+
+  out << "slicewright dev: API server on " << (*server)->url() << ", " << options.nodes
+      << " simulated nodes, controllers running\n"
+      << "slicewright dev: kubeconfig written to " << kubeconfig << "; try:\n"
+      << "  export KUBECONFIG=" << kubeconfig << "\n"
+      << "  kubectl apply -f examples/dev/ && kubectl get endpointslices -w\n";
+  out.flush();
+
+  while (!finished) {
+    timespec tick{0, 200'000'000};
+    if (sigtimedwait(&signals, nullptr, &tick) > 0) break;
+  }
+  out << "slicewright dev: shutting down\n";
+  out.flush();
+  stop.request_stop();
+  controllers_thread.join();
+  (*simulator)->Stop();
+  (*server)->Stop();
+  return 0;
+}
+
+}  // namespace slicewright::cli

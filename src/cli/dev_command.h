@@ -1,0 +1,22 @@
+// `slicewright dev`: everything on one machine for development and demos: the embedded API server
+// (SQLite under --data-dir), every endpoint controller (no leader election), and the pod simulator
+// that schedules pods onto simulated Nodes, gives them IPs and makes them Ready. Writes
+// DIR/kubeconfig and prints the kubectl command to use; runs until SIGTERM or SIGINT.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+namespace slicewright::cli {
+
+struct DevCommandOptions {
+  std::string data_dir = "./.slicewright";  // --data-dir
+  int port = 6443;                          // --port (0 picks a free one)
+  int nodes = 3;                            // --nodes
+  std::string ready_delay = "1s";           // --pod-ready-delay (Go duration)
+  int verbosity = 0;                        // -v
+};
+
+int RunDevCommand(const DevCommandOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace slicewright::cli

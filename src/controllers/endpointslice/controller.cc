@@ -1,0 +1,460 @@
+#include "controllers/endpointslice/controller.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "slicewright/base/log.h"
+#include "slicewright/labels/selector.h"
+#include "slicewright/model/well_known.h"
+#include "slicewright/reconcile/planner.h"
+#include "slicewright/reconcile/pod_source.h"
+
+#include "controllers/common/apply_plan.h"
+
+namespace slicewright::controllers::endpointslice {
+namespace {
+
+using SlicePtr = std::shared_ptr<const model::EndpointSlice>;
+
+const std::string* LabelValue(const model::StringMap& labels, std::string_view key) {
+  auto it = labels.find(key);
+  return it == labels.end() ? nullptr : &it->second;
+}
+
+bool ManagedBy(const model::EndpointSlice& slice, const std::string& managed_by) {
+  const std::string* value = LabelValue(slice.metadata.labels, model::kLabelManagedBy);
+  return value != nullptr && *value == managed_by;
+}
+
+// "namespace/<service name>" of a slice, or "" when it names no Service.
+std::string ServiceKeyOf(const model::EndpointSlice& slice) {
+  const std::string* service = LabelValue(slice.metadata.labels, model::kLabelServiceName);
+  if (service == nullptr || service->empty()) return {};
+  return model::NamespacedName(slice.metadata.namespace_, *service);
+}
+
+bool NodeReady(const model::Node& node) {
+  const model::PodCondition* ready = model::FindPodCondition(node.status.conditions, "Ready");
+  return ready != nullptr && ready->status == "True";
+}
+
+const std::string& NodeZone(const model::Node& node) {
+  static const std::string kNone;
+  const std::string* zone = LabelValue(node.metadata.labels, model::kLabelTopologyZone);
+  return zone != nullptr ? *zone : kNone;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Controller>> Controller::Create(Options options, Deps deps) {
+  if (deps.client == nullptr || deps.informers == nullptr) {
+    return Status(StatusCode::kInvalid,
+                  "endpointslice controller: a client and informers are required");
+  }
+  if (options.concurrent_syncs < 1 || options.concurrent_syncs > 50) {
+    return Status(StatusCode::kInvalid,
+                  "--concurrent-service-endpoint-syncs must be between 1 and 50, got " +
+                      std::to_string(options.concurrent_syncs));
+  }
+  if (options.max_endpoints_per_slice < 1 || options.max_endpoints_per_slice > 1000) {
+    return Status(StatusCode::kInvalid,
+                  "--max-endpoints-per-slice must be between 1 and 1000, got " +
+                      std::to_string(options.max_endpoints_per_slice));
+  }
+  if (options.batch_period.count() < 0) {
+    return Status(StatusCode::kInvalid,
+                  "--endpointslice-updates-batch-period must not be negative");
+  }
+  if (options.managed_by.empty()) {
+    return Status(StatusCode::kInvalid, "--controller-name must not be empty");
+  }
+  runtime::WorkQueueOptions queue_options;
+  queue_options.name = options.name;
+  queue_options.clock = deps.clock;
+  queue_options.metrics = deps.metrics;
+  Result<std::unique_ptr<runtime::WorkQueue>> queue =
+      runtime::WorkQueue::Create(std::move(queue_options));
+  if (!queue.ok()) return queue.status();
+  std::unique_ptr<ControllerMetrics> metrics;
+  if (deps.metrics != nullptr && options.upstream_metrics) {
+    SW_ASSIGN_OR_RETURN(metrics, ControllerMetrics::Register(*deps.metrics));
+  }
+  std::unique_ptr<Controller> controller(
+      new Controller(std::move(options), deps, std::move(queue).value(), std::move(metrics)));
+  controller->RegisterHandlers();
+  return controller;
+}
+
+Controller::Controller(Options options, Deps deps, std::unique_ptr<runtime::WorkQueue> queue,
+                       std::unique_ptr<ControllerMetrics> metrics)
+    : options_(std::move(options)),
+      deps_(deps),
+      clock_(deps.clock != nullptr ? *deps.clock : SystemClock::Get()),
+      queue_(std::move(queue)),
+      slices_client_(*deps.client, client::EndpointSliceCodec()),
+      services_(deps.informers->Services()),
+      pods_(deps.informers->Pods()),
+      nodes_(deps.informers->Nodes()),
+      slices_(deps.informers->EndpointSlices()),
+      metrics_cache_(reconcile::MetricsCache::Options{options_.max_endpoints_per_slice, true}),
+      metrics_(std::move(metrics)) {
+  slices_.AddIndex(std::string(kSliceIndex), cache::LabelValueIndex<model::EndpointSlice>(
+                                                 std::string(model::kLabelServiceName)));
+}
+
+Controller::~Controller() { Stop(); }
+
+void Controller::Start() {
+  if (workers_ != nullptr) return;
+  OnNodesChanged();
+  runtime::ControllerOptions options;
+  options.name = options_.name;
+  options.workers = options_.concurrent_syncs;
+  options.max_retries = options_.max_retries;
+  workers_ = std::make_unique<runtime::Controller>(
+      options, *queue_, [this](const std::string& key) { return Sync(key); });
+  workers_->Start();
+}
+
+void Controller::Stop() {
+  if (workers_ != nullptr) {
+    workers_->Stop();
+  } else {
+    queue_->ShutDown();
+  }
+}
+
+// ---- Handlers (keys only) ----
+
+void Controller::RegisterHandlers() {
+  cache::EventHandler<model::Service> services;
+  services.on_add = [this](const auto& service, bool) {
+    EnqueueService(cache::KeyOf(*service), Clock::Duration::zero());
+  };
+  services.on_update = [this](const auto&, const auto& service) {
+    EnqueueService(cache::KeyOf(*service), Clock::Duration::zero());
+  };
+  services.on_delete = [this](const auto& service, bool) {
+    EnqueueService(cache::KeyOf(*service), Clock::Duration::zero());
+  };
+  services_.AddEventHandler(std::move(services));
+
+  cache::EventHandler<cache::CompactPod> pods;
+  pods.on_add = [this](const auto& pod, bool) {
+    EnqueueServicesForPod(pod->namespace_(), pod->labels(), nullptr, false);
+  };
+  pods.on_update = [this](const auto& old_pod, const auto& new_pod) {
+    OnPodUpdate(*old_pod, *new_pod);
+  };
+  pods.on_delete = [this](const auto& pod, bool) {
+    EnqueueServicesForPod(pod->namespace_(), pod->labels(), nullptr, false);
+  };
+  pods_.AddEventHandler(std::move(pods));
+
+  cache::EventHandler<model::EndpointSlice> slices;
+  slices.on_add = [this](const auto& slice, bool) { OnSliceChange(nullptr, *slice); };
+  slices.on_update = [this](const auto& old_slice, const auto& slice) {
+    OnSliceChange(old_slice.get(), *slice);
+  };
+  slices.on_delete = [this](const auto& slice, bool) { OnSliceDelete(*slice); };
+  slices_.AddEventHandler(std::move(slices));
+
+  cache::EventHandler<model::Node> nodes;
+  nodes.on_add = [this](const auto&, bool initial) {
+    if (!initial) OnNodesChanged();
+  };
+  nodes.on_update = [this](const auto& old_node, const auto& node) {
+    if (NodeReady(*old_node) != NodeReady(*node) || NodeZone(*old_node) != NodeZone(*node)) {
+      OnNodesChanged();
+    }
+  };
+  nodes.on_delete = [this](const auto&, bool) { OnNodesChanged(); };
+  nodes_.AddEventHandler(std::move(nodes));
+}
+
+void Controller::EnqueueService(const std::string& key, Clock::Duration delay) {
+  if (key.empty()) return;
+  if (delay <= Clock::Duration::zero()) {
+    queue_->Add(key);
+  } else {
+    queue_->AddAfter(key, delay);
+  }
+}
+
+// Every Service in the namespace whose (non-nil) selector matches `labels` (and, when given,
+// `other_labels`: the union of both, or the symmetric difference).
+void Controller::EnqueueServicesForPod(const std::string& namespace_,
+                                       const model::StringMap& labels,
+                                       const model::StringMap* other_labels, bool union_of_both) {
+  const Clock::Duration delay = options_.batch_period;
+  for (const auto& service : services_.store().ListNamespace(namespace_)) {
+    const std::optional<model::StringMap>& selector = service->spec.selector;
+    if (!selector.has_value()) continue;
+    const bool matches = labels::SelectorMatchesMap(*selector, labels);
+    bool enqueue = matches;
+    if (other_labels != nullptr) {
+      const bool matches_other = labels::SelectorMatchesMap(*selector, *other_labels);
+      enqueue = union_of_both ? (matches || matches_other) : (matches != matches_other);
+    }
+    if (enqueue) EnqueueService(cache::KeyOf(*service), delay);
+  }
+}
+
+// Spec §10: which Services a pod update concerns.
+void Controller::OnPodUpdate(const cache::CompactPod& old_compact,
+                             const cache::CompactPod& new_compact) {
+  if (old_compact.resource_version() == new_compact.resource_version()) return;
+  const model::Pod old_pod = old_compact.ToPod();
+  const model::Pod pod = new_compact.ToPod();
+  // Upstream compares deletionTimestamp pointers; presence and value are compared here (§10).
+  const bool pod_changed = old_pod.metadata.deletion_timestamp != pod.metadata.deletion_timestamp ||
+                           model::IsPodReady(old_pod) != model::IsPodReady(pod) ||
+                           old_pod.status.pod_ips != pod.status.pod_ips ||
+                           // The cache keeps only annotations a plugin reads (network-status).
+                           old_pod.metadata.annotations != pod.metadata.annotations;
+  const bool labels_changed = old_pod.metadata.labels != pod.metadata.labels ||
+                              old_pod.spec.hostname != pod.spec.hostname ||
+                              old_pod.spec.subdomain != pod.spec.subdomain;
+  if (!pod_changed && !labels_changed) return;
+  if (!labels_changed) {
+    EnqueueServicesForPod(pod.metadata.namespace_, pod.metadata.labels, nullptr, false);
+    return;
+  }
+  EnqueueServicesForPod(pod.metadata.namespace_, pod.metadata.labels, &old_pod.metadata.labels,
+                        /*union_of_both=*/pod_changed);
+  if (!pod_changed && (old_pod.spec.hostname != pod.spec.hostname ||
+                       old_pod.spec.subdomain != pod.spec.subdomain)) {
+    // The same label set on both sides gives an empty symmetric difference, but a hostname change
+    // still changes the endpoints of the Services that select the pod.
+    EnqueueServicesForPod(pod.metadata.namespace_, pod.metadata.labels, nullptr, false);
+  }
+}
+
+void Controller::OnSliceChange(const model::EndpointSlice* old_slice,
+                               const model::EndpointSlice& slice) {
+  const Clock::Duration delay =
+      std::max<Clock::Duration>(std::chrono::seconds(1), options_.batch_period);
+  const bool ours = ManagedBy(slice, options_.managed_by);
+  if (old_slice == nullptr) {
+    if (ours && tracker_.ShouldSync(slice)) EnqueueService(ServiceKeyOf(slice), delay);
+    return;
+  }
+  const std::string old_service = ServiceKeyOf(*old_slice);
+  const std::string service = ServiceKeyOf(slice);
+  if (old_service != service) {
+    EnqueueService(old_service, delay);
+    EnqueueService(service, delay);
+    return;
+  }
+  const bool was_ours = ManagedBy(*old_slice, options_.managed_by);
+  if (ours != was_ours || (ours && tracker_.ShouldSync(slice))) EnqueueService(service, delay);
+}
+
+void Controller::OnSliceDelete(const model::EndpointSlice& slice) {
+  if (!ManagedBy(slice, options_.managed_by)) return;
+  if (tracker_.Has(slice) && !tracker_.HandleDeletion(slice)) {
+    // Someone else deleted a slice we rely on: rebuild it.
+    EnqueueService(ServiceKeyOf(slice), std::chrono::seconds(1));
+  }
+}
+
+void Controller::OnNodesChanged() {
+  const std::vector<std::shared_ptr<const model::Node>> nodes = nodes_.store().List();
+  std::vector<const model::Node*> raw;
+  raw.reserve(nodes.size());
+  for (const auto& node : nodes) raw.push_back(node.get());
+  topology_.SetNodes(raw);
+  for (const std::string& key : topology_.GetOverloadedServices()) {
+    EnqueueService(key, Clock::Duration::zero());
+  }
+}
+
+// ---- Sync ----
+
+bool Controller::Owns(const model::Service& service) const {
+  if (deps_.plugin.owns) return deps_.plugin.owns(service);
+  return !(options_.external_endpoint_controller &&
+           service.metadata.labels.contains(model::kLabelEndpointControllerName));
+}
+
+std::vector<model::EndpointSlice> Controller::OurSlices(const std::string& namespace_,
+                                                        const std::string& name) const {
+  std::vector<model::EndpointSlice> out;
+  for (const SlicePtr& slice :
+       slices_.store().ByIndex(kSliceIndex, model::NamespacedName(namespace_, name))) {
+    if (ManagedBy(*slice, options_.managed_by) && !slice->metadata.deletion_timestamp) {
+      out.push_back(*slice);
+    }
+  }
+  // A deterministic order for the planner and for tests.
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.metadata.name < b.metadata.name; });
+  return out;
+}
+
+void Controller::ForgetService(const std::string& namespace_, const std::string& name,
+                               const std::string& key) {
+  trigger_times_.DeleteService(namespace_, name);
+  metrics_cache_.DeleteService(key);
+  topology_.RemoveService(key);
+}
+
+Status Controller::ReleaseService(const model::Service& service, const std::string& key) {
+  std::vector<model::EndpointSlice> ours =
+      OurSlices(service.metadata.namespace_, service.metadata.name);
+  Status first_failure;
+  for (const model::EndpointSlice& slice : ours) {
+    client::DeleteOptions options;
+    options.precondition_uid = slice.metadata.uid;
+    const Status deleted =
+        slices_client_.Delete(slice.metadata.namespace_, slice.metadata.name, options);
+    if (deleted.ok() || deleted.code() == StatusCode::kNotFound) {
+      tracker_.ExpectDeletion(slice);
+    } else if (first_failure.ok()) {
+      first_failure = deleted;
+    }
+  }
+  if (!first_failure.ok()) return first_failure;
+  if (!ours.empty()) {
+    const auto label = service.metadata.labels.find(model::kLabelEndpointControllerName);
+    SW_LOG(kInfo, "{}: {} is not ours ({}={}): deleted the {} slice(s) we wrote", options_.name,
+           key, model::kLabelEndpointControllerName,
+           label == service.metadata.labels.end() ? "<none>" : label->second, ours.size());
+  }
+  tracker_.DeleteService(service.metadata.namespace_, service.metadata.name);
+  ForgetService(service.metadata.namespace_, service.metadata.name, key);
+  return Status();
+}
+
+void Controller::Record(const model::Service& service, runtime::EventType type,
+                        std::string_view reason, std::string_view message) {
+  if (deps_.events == nullptr) return;
+  model::ObjectReference ref;
+  ref.kind = "Service";
+  ref.api_version = "v1";
+  ref.namespace_ = service.metadata.namespace_;
+  ref.name = service.metadata.name;
+  ref.uid = service.metadata.uid;
+  ref.resource_version = service.metadata.resource_version;
+  deps_.events->Event(ref, type, reason, message);
+}
+
+Status Controller::Sync(const std::string& key) {
+  bool stale = false;
+  Status status = SyncService(key, stale);
+  if (metrics_ != nullptr)
+    metrics_->RecordSync(status.ok() ? "success" : stale ? "stale" : "error");
+  return status;
+}
+
+Status Controller::SyncService(const std::string& key, bool& stale) {
+  const std::size_t slash = key.find('/');
+  const std::string namespace_ = slash == std::string::npos ? std::string() : key.substr(0, slash);
+  const std::string name = slash == std::string::npos ? key : key.substr(slash + 1);
+
+  // (1) read
+  const std::shared_ptr<const model::Service> service = services_.store().Get(namespace_, name);
+  if (service == nullptr) {
+    // The garbage collector removes the slices through their ownerReference.
+    tracker_.DeleteService(namespace_, name);
+    ForgetService(namespace_, name, key);
+    if (metrics_ != nullptr) metrics_->RecordCache(metrics_cache_);
+    return Status();
+  }
+  // (2) guard
+  if (!Owns(*service)) return ReleaseService(*service, key);
+  if (service->spec.type == "ExternalName" || !service->spec.selector.has_value()) {
+    return Status();
+  }
+  const model::StringMap& selector = *service->spec.selector;
+  std::vector<model::Pod> pods;
+  for (const auto& pod : pods_.store().ListNamespace(namespace_, [&](const cache::CompactPod& p) {
+         return labels::SelectorMatchesMap(selector, p.labels());
+       })) {
+    if (!deps_.plugin.adapt_pod) {
+      pods.push_back(pod->ToPod());
+      continue;
+    }
+    Result<std::optional<model::Pod>> adapted = deps_.plugin.adapt_pod(*service, pod->ToPod());
+    if (!adapted.ok()) {
+      // Only this pod is left out; the Service's other endpoints are still published.
+      Record(*service, runtime::EventType::kWarning, deps_.plugin.adapt_failed_reason,
+             "skipping Pod " + pod->name() + ": " + adapted.status().ToString());
+      continue;
+    }
+    if (adapted->has_value()) pods.push_back(std::move(**adapted));
+  }
+  std::sort(pods.begin(), pods.end(),
+            [](const auto& a, const auto& b) { return a.metadata.name < b.metadata.name; });
+  std::vector<const model::Pod*> pod_ptrs;
+  pod_ptrs.reserve(pods.size());
+  for (const model::Pod& pod : pods) pod_ptrs.push_back(&pod);
+
+  const std::vector<model::EndpointSlice> existing = OurSlices(namespace_, name);
+  if (tracker_.StaleSlices(*service, existing)) {
+    stale = true;
+    return Status(StatusCode::kUnavailable,
+                  "the EndpointSlice cache is behind our own writes for " + key + "; retrying");
+  }
+
+  // (3) decide
+  reconcile::ServiceSourceOptions source;
+  source.managed_by = options_.managed_by;
+  source.trigger_time =
+      trigger_times_.ComputeEndpointLastChangeTriggerTime(namespace_, *service, pod_ptrs);
+  // Nodes are looked up in the cache; the snapshots stay alive for the rest of this sync.
+  std::vector<std::shared_ptr<const model::Node>> node_snapshots;
+  const auto find_node = [this, &node_snapshots](std::string_view node_name) -> const model::Node* {
+    std::shared_ptr<const model::Node> node = nodes_.store().Get({}, node_name);
+    if (node == nullptr) return nullptr;
+    node_snapshots.push_back(node);
+    return node.get();
+  };
+  reconcile::DesiredEndpoints desired =
+      reconcile::DesiredFromService(*service, pod_ptrs, find_node, source);
+  const reconcile::TopologyInput topology = topology_.Snapshot(key);
+  reconcile::PlanOptions plan_options;
+  plan_options.max_endpoints_per_slice = options_.max_endpoints_per_slice;
+  plan_options.managed_by = options_.managed_by;
+  plan_options.topology = &topology;
+  const reconcile::Plan plan = reconcile::PlanSlices(std::move(desired), existing, plan_options);
+
+  // (4) act
+  ApplyCounts counts;
+  Status applied = ApplyPlan(plan, slices_client_, tracker_, &counts);
+
+  // (5) record
+  if (metrics_ != nullptr) {
+    metrics_->RecordPlan(plan, counts.created, counts.updated, counts.deleted);
+  }
+  for (const reconcile::Diagnostic& diagnostic : plan.diagnostics) {
+    Record(*service,
+           diagnostic.severity == reconcile::Diagnostic::Severity::kWarning
+               ? runtime::EventType::kWarning
+               : runtime::EventType::kNormal,
+           diagnostic.reason, diagnostic.message);
+  }
+  if (!applied.ok()) {
+    Record(*service, runtime::EventType::kWarning, "FailedToUpdateEndpointSlices",
+           "Error updating Endpoint Slices for Service " + key + ": " + applied.ToString());
+    return applied;
+  }
+  topology_.Apply(key, plan.topology);
+  metrics_cache_.UpdateService(key, plan.stats.groups);
+  metrics_cache_.UpdateTrafficDistribution(
+      key, plan.stats.traffic_distribution_label.empty()
+               ? std::nullopt
+               : std::optional<std::string_view>(plan.stats.traffic_distribution_label));
+  if (metrics_ != nullptr) metrics_->RecordCache(metrics_cache_);
+  if (counts.created + counts.updated + counts.deleted > 0) {
+    SW_VLOG(2, "endpointslice: synced {}: {} created, {} updated, {} deleted", key, counts.created,
+            counts.updated, counts.deleted);
+  }
+  if (plan.NeedsRetry()) {
+    return Status(StatusCode::kUnavailable, "a pod of " + key + " waits for its Node; retrying");
+  }
+  return Status();
+}
+
+}  // namespace slicewright::controllers::endpointslice

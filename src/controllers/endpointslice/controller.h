@@ -1,0 +1,125 @@
+// The EndpointSlice controller: kube-controller-manager's, on the reconciler library (spec §10),
+// honouring KEP-4770 (spec §11.4): Services labelled service.kubernetes.io/endpoint-controller-name
+// are left to their controller, and the slices we wrote for one are deleted when it gains the
+// label. Informer events only enqueue Service keys; Sync(key) reads the caches, plans with
+// reconcile::PlanSlices and writes with ApplyPlan. Thread-safe.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "slicewright/base/clock.h"
+#include "slicewright/base/result.h"
+#include "slicewright/cache/informer_factory.h"
+#include "slicewright/client/rest_client.h"
+#include "slicewright/client/typed_client.h"
+#include "slicewright/reconcile/metrics_cache.h"
+#include "slicewright/reconcile/topology_cache.h"
+#include "slicewright/reconcile/tracker.h"
+#include "slicewright/reconcile/trigger_time.h"
+#include "slicewright/runtime/controller.h"
+#include "slicewright/runtime/events.h"
+#include "slicewright/runtime/metrics.h"
+#include "slicewright/runtime/work_queue.h"
+
+#include "controllers/endpointslice/metrics.h"
+#include "controllers/endpointslice/options.h"
+
+namespace slicewright::controllers::endpointslice {
+
+// What makes a custom controller on this machinery (KEP-4770's custom controllers, spec §11.4):
+// which Services it owns, and what a selected pod's endpoint shows. Empty functions give
+// upstream's controller.
+struct Plugin {
+  // True when this controller owns `service`. A Service it stops owning loses the slices this
+  // controller wrote, explicitly (the garbage collector does not act: the Service still exists).
+  // Default: not labelled service.kubernetes.io/endpoint-controller-name (or the gate is off).
+  std::function<bool(const model::Service&)> owns;
+  // The pod as its endpoint should show it (e.g. with another network's IPs); nullopt leaves it
+  // out; an error leaves it out and becomes a Warning Event `adapt_failed_reason` on the Service.
+  // Default: the pod as it is.
+  std::function<Result<std::optional<model::Pod>>(const model::Service&, model::Pod)> adapt_pod;
+  std::string adapt_failed_reason = "FailedToReadPodNetworks";
+};
+
+struct Deps {
+  client::RestClient* client = nullptr;         // required
+  cache::InformerFactory* informers = nullptr;  // required; not yet started
+  runtime::EventRecorder* events = nullptr;     // optional
+  runtime::Registry* metrics = nullptr;         // optional
+  Clock* clock = nullptr;                       // nullptr: SystemClock
+  Plugin plugin;
+};
+
+// The event source component, as upstream's.
+inline constexpr std::string_view kComponent = "endpoint-slice-controller";
+// The index of the EndpointSlice informer by "namespace/<kubernetes.io/service-name>".
+inline constexpr std::string_view kSliceIndex = "service";
+
+class Controller final {
+ public:
+  // Registers the informers (and their handlers) with `deps.informers`; call before the factory's
+  // Start(). kInvalid for out-of-range options or a missing dependency.
+  static Result<std::unique_ptr<Controller>> Create(Options options, Deps deps);
+  ~Controller();
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  // Starts the workers; the caller has started the informers and waited for their sync.
+  void Start();
+  // Stops taking keys, lets the syncs in flight finish, joins the workers. Idempotent.
+  void Stop();
+
+  // One level-based, idempotent sync of the Service `key` ("namespace/name"), counted in
+  // endpoint_slice_controller_syncs{result}. Public for tests.
+  Status Sync(const std::string& key);
+
+  runtime::WorkQueue& queue() { return *queue_; }
+
+ private:
+  Controller(Options options, Deps deps, std::unique_ptr<runtime::WorkQueue> queue,
+             std::unique_ptr<ControllerMetrics> metrics);
+  // Sync without the result metric; sets `stale` when the slice cache lagged our writes.
+  Status SyncService(const std::string& key, bool& stale);
+  void RegisterHandlers();
+
+  // Handlers: keys only.
+  void EnqueueService(const std::string& key, Clock::Duration delay);
+  void EnqueueServicesForPod(const std::string& namespace_, const model::StringMap& labels,
+                             const model::StringMap* other_labels, bool union_of_both);
+  void OnPodUpdate(const cache::CompactPod& old_pod, const cache::CompactPod& new_pod);
+  void OnSliceChange(const model::EndpointSlice* old_slice, const model::EndpointSlice& slice);
+  void OnSliceDelete(const model::EndpointSlice& slice);
+  void OnNodesChanged();
+
+  // KEP-4770: another controller owns the Service; delete what we wrote for it and forget it.
+  Status ReleaseService(const model::Service& service, const std::string& key);
+  void ForgetService(const std::string& namespace_, const std::string& name,
+                     const std::string& key);
+  std::vector<model::EndpointSlice> OurSlices(const std::string& namespace_,
+                                              const std::string& name) const;
+  bool Owns(const model::Service& service) const;
+  void Record(const model::Service& service, runtime::EventType type, std::string_view reason,
+              std::string_view message);
+
+  const Options options_;
+  const Deps deps_;
+  Clock& clock_;
+  std::unique_ptr<runtime::WorkQueue> queue_;
+  client::TypedClient<model::EndpointSlice> slices_client_;
+  cache::Informer<model::Service>& services_;
+  cache::Informer<cache::CompactPod>& pods_;
+  cache::Informer<model::Node>& nodes_;
+  cache::Informer<model::EndpointSlice>& slices_;
+  reconcile::EndpointSliceTracker tracker_;
+  reconcile::TriggerTimeTracker trigger_times_;
+  reconcile::TopologyCache topology_;
+  reconcile::MetricsCache metrics_cache_;
+  std::unique_ptr<ControllerMetrics> metrics_;  // null without a registry
+  std::unique_ptr<runtime::Controller> workers_;
+};
+
+}  // namespace slicewright::controllers::endpointslice

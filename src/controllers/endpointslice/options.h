@@ -1,0 +1,29 @@
+// The EndpointSlice controller's settings, named after kube-controller-manager's flags.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "slicewright/model/well_known.h"
+
+namespace slicewright::controllers::endpointslice {
+
+struct Options {
+  int concurrent_syncs = 5;                   // --concurrent-service-endpoint-syncs (1..50)
+  int max_endpoints_per_slice = 100;          // --max-endpoints-per-slice (1..1000)
+  std::chrono::milliseconds batch_period{0};  // --endpointslice-updates-batch-period
+  // The endpointslice.kubernetes.io/managed-by value: upstream's, so slices kube-controller-manager
+  // wrote are taken over without being rewritten (--controller-name).
+  std::string managed_by = std::string(model::kManagedByEndpointSliceController);
+  // KEP-4770's ExternalEndpointController feature gate (on in slicewright): Services labelled
+  // service.kubernetes.io/endpoint-controller-name belong to another controller.
+  bool external_endpoint_controller = true;
+  int max_retries = 15;  // upstream maxRetries
+  // The work queue's name (the workqueue_* metrics' name label) and the controller's in logs.
+  std::string name = "endpoint_slice";
+  // Register upstream's endpoint_slice_controller_* metrics (only one controller of a process
+  // can: the series would mix).
+  bool upstream_metrics = true;
+};
+
+}  // namespace slicewright::controllers::endpointslice

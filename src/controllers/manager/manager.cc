@@ -1,0 +1,348 @@
+#include "controllers/manager/manager.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <utility>
+
+#include <fmt/ranges.h>
+
+#include "slicewright/base/log.h"
+#include "slicewright/cache/informer_factory.h"
+#include "slicewright/runtime/events.h"
+#include "slicewright/runtime/http_endpoint.h"
+#include "slicewright/runtime/leader_election.h"
+
+#include "controllers/endpoints/controller.h"
+#include "controllers/endpointslice/controller.h"
+#include "controllers/mirroring/controller.h"
+#include "controllers/multinetwork/multinetwork.h"
+
+namespace slicewright::controllers {
+namespace {
+
+constexpr std::string_view kEndpointSlice = "endpointslice";
+constexpr std::string_view kMultinetwork = "multinetwork";
+constexpr std::string_view kEndpoints = "endpoints";
+constexpr std::string_view kMirroring = "endpointslice-mirroring";
+constexpr std::string_view kExternalEndpointController = "ExternalEndpointController";
+
+std::string Trim(std::string_view text) {
+  const std::size_t first = text.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return {};
+  const std::size_t last = text.find_last_not_of(" \t");
+  return std::string(text.substr(first, last - first + 1));
+}
+
+// Blocks until `stop` is requested.
+void WaitForStop(const std::stop_token& stop) {
+  std::mutex mu;
+  std::condition_variable_any cv;
+  std::unique_lock lock(mu);
+  cv.wait(lock, stop, [] { return false; });
+}
+
+}  // namespace
+
+std::vector<std::string> KnownControllers() {
+  return {std::string(kEndpoints), std::string(kEndpointSlice), std::string(kMirroring),
+          std::string(kMultinetwork)};
+}
+
+Result<std::vector<std::string>> SelectControllers(const std::vector<std::string>& flags) {
+  const std::vector<std::string> known = KnownControllers();
+  std::set<std::string> selected;
+  std::set<std::string> removed;
+  bool all = false;
+  for (const std::string& raw_flag : flags) {
+    // Each flag value may itself be a comma-separated list.
+    std::string_view rest = raw_flag;
+    while (!rest.empty()) {
+      const std::size_t comma = rest.find(',');
+      const std::string item = Trim(rest.substr(0, comma));
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      if (item.empty()) continue;
+      if (item == "*") {
+        all = true;
+        continue;
+      }
+      const bool remove = item.front() == '-';
+      const std::string name = remove ? item.substr(1) : item;
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        std::string known_list;
+        for (const std::string& k : known) {
+          if (!known_list.empty()) known_list += ", ";
+          known_list += k;
+        }
+        return Status(
+            StatusCode::kInvalid,
+            fmt::format("--controllers: unknown controller \"{}\" (known: {})", name, known_list));
+      }
+      (remove ? removed : selected).insert(name);
+    }
+  }
+  if (all) selected.insert(known.begin(), known.end());
+  std::vector<std::string> out;
+  for (const std::string& name : selected) {
+    if (!removed.contains(name)) out.push_back(name);
+  }
+  return out;
+}
+
+Result<std::map<std::string, bool>> ParseFeatureGates(std::string_view flag) {
+  std::map<std::string, bool> gates = {{std::string(kExternalEndpointController), true}};
+  std::string_view rest = flag;
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    const std::string item = Trim(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    if (item.empty()) continue;
+    const std::size_t equals = item.find('=');
+    if (equals == std::string::npos) {
+      return Status(StatusCode::kInvalid,
+                    "--feature-gates: missing bool value for \"" + item + "\"");
+    }
+    const std::string name = Trim(item.substr(0, equals));
+    const std::string value = Trim(item.substr(equals + 1));
+    if (!gates.contains(name)) {
+      return Status(StatusCode::kInvalid, "--feature-gates: unrecognized feature gate: " + name);
+    }
+    if (value != "true" && value != "false") {
+      std::string message = "--feature-gates: invalid value of ";
+      message += name;
+      message += '=';
+      message += value;
+      message += ", err: expected true or false";
+      return Status(StatusCode::kInvalid, std::move(message));
+    }
+    gates[name] = value == "true";
+  }
+  return gates;
+}
+
+struct Manager::Impl {
+  ManagerOptions options;
+  client::RestClient& client;
+  std::vector<std::string> controllers;
+  runtime::Registry registry;
+  std::unique_ptr<runtime::HttpEndpoint> endpoint;
+  std::atomic<bool> leading{false};
+  std::atomic<bool> synced{false};
+
+  Impl(ManagerOptions manager_options, client::RestClient& rest)
+      : options(std::move(manager_options)), client(rest) {}
+
+  // A controller of any kind, started and stopped (draining) by the manager.
+  struct Running {
+    std::shared_ptr<void> controller;
+    std::function<void()> start;
+    std::function<void()> stop;
+  };
+
+  template <typename C>
+  static Running Hold(std::unique_ptr<C> controller) {
+    C* raw = controller.get();
+    return Running{std::shared_ptr<C>(std::move(controller)), [raw] { raw->Start(); },
+                   [raw] { raw->Stop(); }};
+  }
+
+  // Creates the controller `name` on `informers`, with `recorder` for its Events.
+  Result<Running> CreateController(const std::string& name, cache::InformerFactory& informers,
+                                   runtime::EventRecorder* recorder) {
+    if (name == kEndpoints) {
+      endpoints::Deps deps;
+      deps.client = &client;
+      deps.informers = &informers;
+      deps.events = recorder;
+      deps.metrics = &registry;
+      endpoints::Options endpoints_options = options.endpoints;
+      endpoints_options.external_endpoint_controller =
+          options.endpointslice.external_endpoint_controller;
+      SW_ASSIGN_OR_RETURN(auto created, endpoints::Controller::Create(endpoints_options, deps));
+      return Hold(std::move(created));
+    }
+    if (name == kMirroring) {
+      mirroring::Deps deps;
+      deps.client = &client;
+      deps.informers = &informers;
+      deps.events = recorder;
+      deps.metrics = &registry;
+      mirroring::Options mirroring_options = options.mirroring;
+      mirroring_options.external_endpoint_controller =
+          options.endpointslice.external_endpoint_controller;
+      SW_ASSIGN_OR_RETURN(auto created, mirroring::Controller::Create(mirroring_options, deps));
+      return Hold(std::move(created));
+    }
+    endpointslice::Options controller_options = options.endpointslice;
+    endpointslice::Deps deps;
+    if (name == kMultinetwork) {
+      const endpointslice::Options defaults = multinetwork::DefaultOptions();
+      controller_options.managed_by = defaults.managed_by;
+      controller_options.name = defaults.name;
+      controller_options.upstream_metrics = defaults.upstream_metrics;
+      deps.plugin = multinetwork::MakePlugin();
+    }
+    deps.client = &client;
+    deps.informers = &informers;
+    deps.events = recorder;
+    deps.metrics = &registry;
+    SW_ASSIGN_OR_RETURN(auto created, endpointslice::Controller::Create(controller_options, deps));
+    return Hold(std::move(created));
+  }
+
+  static std::string ComponentOf(const std::string& name) {
+    if (name == kEndpoints) return std::string(endpoints::kComponent);
+    if (name == kMirroring) return std::string(mirroring::kComponent);
+    if (name == kMultinetwork) return "multinetwork-controller";
+    return std::string(endpointslice::kComponent);
+  }
+
+  // Runs the controllers until `stop`; errors are logged (a leader that cannot run its
+  // controllers keeps the Lease so that no other replica fights it, and reports not ready).
+  void RunControllers(const std::stop_token& stop) {
+    cache::InformerFactory informers(client);
+    // One event recorder per controller: its component is the Events' source.
+    std::vector<std::unique_ptr<runtime::EventRecorder>> recorders;
+    std::vector<Running> running;
+    const auto fail = [&stop](std::string_view what, const Status& status) {
+      SW_LOG(kError, "controller-manager: {}: {}", what, status.ToString());
+      WaitForStop(stop);
+    };
+    for (const std::string& name : controllers) {
+      runtime::EventRecorderOptions event_options;
+      event_options.component = ComponentOf(name);
+      event_options.metrics = &registry;
+      Result<std::unique_ptr<runtime::EventRecorder>> recorder =
+          runtime::EventRecorder::Create(runtime::NewRestEventSink(client), event_options);
+      if (!recorder.ok()) return fail(name, recorder.status());
+      Result<Running> created = CreateController(name, informers, recorder->get());
+      if (!created.ok()) return fail(name, created.status());
+      recorders.push_back(std::move(recorder).value());
+      running.push_back(std::move(created).value());
+    }
+    informers.Start();
+    const auto deadline = std::chrono::steady_clock::now() + options.cache_sync_timeout;
+    while (!stop.stop_requested() && !informers.WaitForCacheSync(std::chrono::milliseconds(200))) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        SW_LOG(kWarning, "controller-manager: caches not synced after {} s; still waiting",
+               options.cache_sync_timeout.count() / 1000);
+      }
+    }
+    if (!stop.stop_requested()) {
+      for (const Running& controller : running) controller.start();
+      synced = true;
+      SW_LOG(kInfo, "controller-manager: caches synced; running {}", fmt::join(controllers, ", "));
+      WaitForStop(stop);
+    }
+    synced = false;
+    // Drain the syncs in flight before the Lease goes.
+    for (const Running& controller : running) controller.stop();
+    informers.Stop();
+    for (const auto& recorder : recorders) recorder->ShutDown();
+  }
+};
+
+Manager::Manager(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Manager::~Manager() {
+  if (impl_->endpoint != nullptr) impl_->endpoint->Stop();
+}
+
+Result<std::unique_ptr<Manager>> Manager::Create(ManagerOptions options,
+                                                 client::RestClient& client) {
+  SW_ASSIGN_OR_RETURN(std::vector<std::string> controllers, SelectControllers(options.controllers));
+  SW_ASSIGN_OR_RETURN(auto gates, ParseFeatureGates(options.feature_gates));
+  options.endpointslice.external_endpoint_controller =
+      gates.at(std::string(kExternalEndpointController));
+  if (options.leader_elect) {
+    if (options.lease_duration <= options.renew_deadline) {
+      return Status(
+          StatusCode::kInvalid,
+          "--leader-elect-lease-duration must be greater than --leader-elect-renew-deadline");
+    }
+    if (options.renew_deadline.count() * 10 <= options.retry_period.count() * 12) {
+      return Status(StatusCode::kInvalid,
+                    "--leader-elect-renew-deadline must be greater than 1.2 x "
+                    "--leader-elect-retry-period");
+    }
+  }
+  auto impl = std::make_unique<Impl>(std::move(options), client);
+  impl->controllers = std::move(controllers);
+  if (impl->options.port >= 0) {
+    runtime::HttpEndpointOptions endpoint_options;
+    endpoint_options.bind_address = impl->options.bind_address;
+    endpoint_options.port = static_cast<std::uint16_t>(impl->options.port);
+    endpoint_options.metrics = &impl->registry;
+    SW_ASSIGN_OR_RETURN(impl->endpoint, runtime::HttpEndpoint::Create(endpoint_options));
+    Impl* raw = impl.get();
+    SW_RETURN_IF_ERROR(impl->endpoint->AddCheck("controllers",
+                                                [raw]() -> Status {
+                                                  if (raw->leading && !raw->synced) {
+                                                    return Status(StatusCode::kUnavailable,
+                                                                  "leading, caches not synced yet");
+                                                  }
+                                                  return Status();
+                                                },
+                                                {runtime::Probe::kReadyz}));
+    impl->endpoint->Start();
+  }
+  return std::unique_ptr<Manager>(new Manager(std::move(impl)));
+}
+
+Status Manager::Run(const std::stop_token& stop) {
+  Impl& impl = *impl_;
+  if (!impl.options.leader_elect) {
+    impl.leading = true;
+    impl.RunControllers(stop);
+    impl.leading = false;
+    return Status();
+  }
+  runtime::LeaderElectionConfig config;
+  config.lease_namespace = impl.options.leader_elect_namespace;
+  config.lease_name = impl.options.leader_elect_name;
+  if (impl.options.identity.empty()) {
+    SW_ASSIGN_OR_RETURN(config.identity, runtime::DefaultIdentity());
+  } else {
+    config.identity = impl.options.identity;
+  }
+  config.lease_duration = impl.options.lease_duration;
+  config.renew_deadline = impl.options.renew_deadline;
+  config.retry_period = impl.options.retry_period;
+  config.metrics = &impl.registry;
+  config.log = [](std::string_view message) { SW_VLOG(1, "leader election: {}", message); };
+  std::atomic<bool> lost{false};
+  config.callbacks.on_started_leading = [&impl](const std::stop_token& leading_stop) {
+    SW_LOG(kInfo, "controller-manager: leading; starting controllers");
+    impl.leading = true;
+    impl.RunControllers(leading_stop);
+    impl.leading = false;
+  };
+  config.callbacks.on_stopped_leading = [&lost, stop] {
+    if (!stop.stop_requested()) lost = true;
+  };
+  config.callbacks.on_new_leader = [identity = config.identity](const std::string& leader) {
+    if (!leader.empty() && leader != identity) {
+      SW_LOG(kInfo, "controller-manager: the leader is {}", leader);
+    }
+  };
+  SW_ASSIGN_OR_RETURN(std::unique_ptr<runtime::LeaderElector> elector,
+                      runtime::LeaderElector::Create(config, impl.client, SystemClock::Get()));
+  SW_LOG(kInfo, "controller-manager: campaigning for lease {}/{} as {}", config.lease_namespace,
+         config.lease_name, config.identity);
+  elector->Run(stop);
+  if (lost) {
+    return Status(StatusCode::kUnavailable, "leader election lost");
+  }
+  return Status();
+}
+
+std::uint16_t Manager::port() const {
+  return impl_->endpoint != nullptr ? impl_->endpoint->port() : 0;
+}
+
+runtime::Registry& Manager::metrics() { return impl_->registry; }
+
+bool Manager::Ready() const { return impl_->leading && impl_->synced; }
+
+}  // namespace slicewright::controllers

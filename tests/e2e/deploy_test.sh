@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# End-to-end: the deploy/ kustomize base against `slicewright apiserver` with the real kubectl.
+# A server-side dry run must accept every object (and really validate: a base whose namespace does
+# not exist, or a broken Deployment, is refused), a real apply must create each object, a second
+# apply must change nothing, and the rendered manifests must keep their security settings.
+# Usage: deploy_test.sh PATH/TO/slicewright        (exit 77: kubectl is not installed)
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+if ! command -v kubectl >/dev/null 2>&1; then
+  echo "kubectl is not on PATH: skipped"
+  exit 77
+fi
+
+DEPLOY=$E2E_SOURCE_DIR/deploy
+start_server deploy --write-kubeconfig "$E2E_TMP/kubeconfig" || exit 1
+export KUBECONFIG=$E2E_TMP/kubeconfig
+# kubectl keeps its discovery cache under $HOME/.kube/cache: a fresh one per run.
+export HOME=$E2E_TMP/home
+mkdir -p "$HOME"
+
+# k ARGS...: kubectl, bounded in time; stdout and stderr together.
+k() {
+  timeout $((60 * E2E_SLOW)) kubectl --request-timeout=$((30 * E2E_SLOW))s "$@" 2>&1
+}
+
+# Every object of the base, as `kubectl apply` names them.
+objects=(
+  "serviceaccount/slicewright-controller-manager"
+  "role.rbac.authorization.k8s.io/slicewright:leader-election"
+  "clusterrole.rbac.authorization.k8s.io/slicewright:controller-manager"
+  "rolebinding.rbac.authorization.k8s.io/slicewright:leader-election"
+  "clusterrolebinding.rbac.authorization.k8s.io/slicewright:controller-manager"
+  "deployment.apps/slicewright-controller-manager"
+  "poddisruptionbudget.policy/slicewright-controller-manager"
+)
+
+# --- kustomize renders the security settings ---------------------------------------------------
+rendered=$(k kustomize "$DEPLOY")
+expect_contains "kustomize renders the pod's security settings" "$rendered" \
+  "runAsNonRoot: true" "readOnlyRootFilesystem: true" "allowPrivilegeEscalation: false" \
+  "- ALL" "type: RuntimeDefault" "priorityClassName: system-cluster-critical" \
+  "namespace: kube-system" "--leader-elect=true"
+expect_eq "kustomize renders seven objects" "$(grep -c '^kind: ' <<<"$rendered")" 7
+
+# --- server-side dry run -----------------------------------------------------------------------
+out=$(k apply --dry-run=server -k "$DEPLOY")
+rc=$?
+expect_eq "apply --dry-run=server -k deploy/ succeeds" "$rc" 0
+for o in "${objects[@]}"; do
+  expect_contains "dry run lists $o" "$out" "$o created (server dry run)"
+done
+expect_contains "the dry run stored nothing" "$(k get deployments -A)" "No resources found"
+
+# The dry run validates: the same base in a namespace that does not exist is refused (the
+# cluster-scoped objects alone pass), as kube-apiserver's NamespaceLifecycle admission does.
+# kustomize takes bases by relative path only, so the overlays sit beside a copy of the base.
+cp -r "$DEPLOY" "$E2E_TMP/deploy"
+mkdir -p "$E2E_TMP/overlay-ns"
+cat >"$E2E_TMP/overlay-ns/kustomization.yaml" <<'EOT'
+namespace: slicewright-missing
+resources: [../deploy]
+EOT
+out=$(k apply --dry-run=server -k "$E2E_TMP/overlay-ns")
+rc=$?
+expect_eq "a dry run into a missing namespace fails" "$((rc != 0))" 1
+expect_contains "... with NotFound for the namespace" "$out" 'namespaces "slicewright-missing" not found'
+# ... and so is a Deployment whose selector does not match its template.
+mkdir -p "$E2E_TMP/overlay-bad"
+cat >"$E2E_TMP/overlay-bad/kustomization.yaml" <<'EOT'
+resources: [../deploy]
+patches:
+  - target: {kind: Deployment}
+    patch: |-
+      - op: replace
+        path: /spec/template/metadata/labels
+        value: {app: other}
+EOT
+out=$(k apply --dry-run=server -k "$E2E_TMP/overlay-bad")
+rc=$?
+expect_eq "a dry run of a broken Deployment fails" "$((rc != 0))" 1
+expect_contains "... as invalid" "$out" 'The deployments "slicewright-controller-manager" is invalid'
+# kubectl prints only the Status's details for an Invalid answer; the message itself, from the
+# same dry run over HTTP:
+bad=$E2E_TMP/bad-deployment.json
+k kustomize "$E2E_TMP/overlay-bad" |
+  /usr/bin/python3 -c 'import json, sys, yaml
+print(json.dumps([d for d in yaml.safe_load_all(sys.stdin) if d["kind"] == "Deployment"][0]))' >"$bad"
+out=$(http POST "$SERVER_URL/apis/apps/v1/namespaces/kube-system/deployments?dryRun=All" \
+  -H 'Content-Type: application/json' --data-binary "@$bad")
+# shellcheck disable=SC2016  # the backquotes are kube-apiserver's, not a command substitution
+expect_contains "... with kube-apiserver's message" "$out" '422 ' \
+  'Deployment.apps \"slicewright-controller-manager\" is invalid' \
+  '`selector` does not match template `labels`'
+
+# --- real apply, get, apply again ------------------------------------------------------------------
+out=$(k apply -k "$DEPLOY")
+rc=$?
+expect_eq "apply -k deploy/ succeeds" "$rc" 0
+for o in "${objects[@]}"; do
+  expect_contains "apply creates $o" "$out" "$o created"
+done
+for o in "${objects[@]}"; do
+  ns=(-n kube-system)
+  [[ $o == clusterrole* ]] && ns=()
+  got=$(k get "${ns[@]}" "$o" -o jsonpath='{.metadata.name} {.metadata.labels.app\.kubernetes\.io/name}')
+  expect_eq "get $o" "$got" "${o#*/} slicewright"
+done
+out=$(k get -n kube-system deploy,pdb)
+expect_contains "get deploy,pdb prints kube's columns" "$out" \
+  "READY" "UP-TO-DATE" "AVAILABLE" "0/2" "MAX UNAVAILABLE" "ALLOWED DISRUPTIONS"
+out=$(k get -n kube-system rolebinding slicewright:leader-election -o wide)
+expect_contains "get rolebinding -o wide names the role and the ServiceAccount" "$out" \
+  "Role/slicewright:leader-election" "kube-system/slicewright-controller-manager"
+expect_eq "the Deployment's pod template is stored with its security context" \
+  "$(k get -n kube-system deploy slicewright-controller-manager \
+      -o jsonpath='{.spec.template.spec.containers[0].securityContext.readOnlyRootFilesystem} {.spec.template.spec.securityContext.runAsNonRoot}')" \
+  "true true"
+pdb_rv() {
+  k get -n kube-system pdb slicewright-controller-manager -o jsonpath='{.metadata.resourceVersion}'
+}
+rv=$(pdb_rv)
+out=$(k apply -k "$DEPLOY")
+for o in "${objects[@]}"; do
+  if [[ $o == poddisruptionbudget* ]]; then
+    # PodDisruptionBudgetSpec.selector is patchStrategy "replace", so kubectl sends it on every
+    # apply and says "configured" (kube-apiserver too); the server must still write nothing.
+    expect_contains "apply again patches $o" "$out" "$o configured"
+    expect_eq "... without writing it" "$(pdb_rv)" "$rv"
+  else
+    expect_contains "apply again leaves $o unchanged" "$out" "$o unchanged"
+  fi
+done
+
+# --- delete ----------------------------------------------------------------------------------------
+out=$(k delete -k "$DEPLOY")
+expect_contains "delete -k deletes every object" "$out" \
+  'deployment.apps "slicewright-controller-manager" deleted' \
+  'clusterrole.rbac.authorization.k8s.io "slicewright:controller-manager" deleted'
+expect_contains "nothing is left" "$(k get -n kube-system deploy,pdb,role,rolebinding 2>&1)" \
+  "No resources found"
+
+e2e_finish

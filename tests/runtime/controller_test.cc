@@ -1,0 +1,116 @@
+#include "slicewright/runtime/controller.h"
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "slicewright/runtime/rate_limiter.h"
+
+namespace slicewright::runtime {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::unique_ptr<WorkQueue> FastQueue() {
+  WorkQueueOptions options;
+  // Real time, 1 ms backoff: the retries run at once.
+  options.rate_limiter = std::make_unique<ItemExponentialRateLimiter>(1ms, 5ms);
+  auto queue = WorkQueue::Create(std::move(options));
+  EXPECT_TRUE(queue.ok());
+  return std::move(queue).value();
+}
+
+struct Outcomes {
+  std::mutex mu;
+  std::map<std::string, std::vector<SyncOutcome>> by_key;
+  Controller::OutcomeFn Fn() {
+    return [this](const std::string& key, SyncOutcome outcome, const Status&) {
+      std::lock_guard lock(mu);
+      by_key[key].push_back(outcome);
+    };
+  }
+  std::vector<SyncOutcome> Of(const std::string& key) {
+    std::lock_guard lock(mu);
+    return by_key[key];
+  }
+};
+
+TEST(ControllerTest, RetriesRetryableFailuresThenDrops) {
+  auto queue = FastQueue();
+  Outcomes outcomes;
+  std::atomic<int> flaky_calls{0};
+  Controller controller(
+      {"test", 2, 3}, *queue,
+      [&](const std::string& key) -> Status {
+        if (key == "ok") return Status();
+        if (key == "flaky") {
+          return ++flaky_calls < 3 ? Status(StatusCode::kConflict, "stale") : Status();
+        }
+        if (key == "invalid") return Status(StatusCode::kInvalid, "bad object");
+        return Status(StatusCode::kUnavailable, "server down");
+      },
+      outcomes.Fn());
+  controller.Start();
+  for (const char* key : {"ok", "flaky", "invalid", "down"}) queue->Add(key);
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (outcomes.Of("down").size() < 4 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(5ms);
+  }
+  controller.Stop();
+  EXPECT_EQ(outcomes.Of("ok"), std::vector<SyncOutcome>{SyncOutcome::kSuccess});
+  EXPECT_EQ(outcomes.Of("flaky"),
+            (std::vector<SyncOutcome>{SyncOutcome::kRetried, SyncOutcome::kRetried,
+                                      SyncOutcome::kSuccess}));
+  EXPECT_EQ(outcomes.Of("invalid"), std::vector<SyncOutcome>{SyncOutcome::kTerminal});
+  // max_retries 3: three requeues, then the fourth failure drops the key.
+  EXPECT_EQ(outcomes.Of("down"),
+            (std::vector<SyncOutcome>{SyncOutcome::kRetried, SyncOutcome::kRetried,
+                                      SyncOutcome::kRetried, SyncOutcome::kDropped}));
+  EXPECT_EQ(queue->NumRequeues("down"), 0);
+}
+
+// Many workers, many keys re-added while in flight: a key is never synced by two workers at once,
+// and Stop() lets the syncs in flight finish.
+TEST(ControllerTest, ConcurrentWorkersNeverShareAKey) {
+  auto queue = FastQueue();
+  std::mutex mu;
+  std::map<std::string, int> in_flight;
+  std::atomic<int> overlaps{0};
+  std::atomic<int> finished{0};
+  Controller controller({"test", 5, 15}, *queue, [&](const std::string& key) -> Status {
+    {
+      std::lock_guard lock(mu);
+      if (in_flight[key]++ > 0) ++overlaps;
+    }
+    std::this_thread::sleep_for(200us);
+    {
+      std::lock_guard lock(mu);
+      --in_flight[key];
+    }
+    ++finished;
+    return Status();
+  });
+  controller.Start();
+  std::vector<std::thread> producers;
+  for (int p = 0; p < 3; ++p) {
+    producers.emplace_back([&queue] {
+      for (int i = 0; i < 2000; ++i) queue->Add("key-" + std::to_string(i % 7));
+    });
+  }
+  for (std::thread& producer : producers) producer.join();
+  controller.Stop();
+  EXPECT_EQ(overlaps, 0);
+  EXPECT_GT(finished, 0);
+  std::lock_guard lock(mu);
+  for (const auto& [key, count] : in_flight) EXPECT_EQ(count, 0) << key;
+}
+
+}  // namespace
+}  // namespace slicewright::runtime
