@@ -5,12 +5,14 @@
 
 #include "slicewright/net/ip.h"
 
+#include "cache/compact_text.h"
+
 namespace slicewright::cache {
 namespace {
 
-void HashCombine(std::size_t& seed, std::size_t value) {
-  seed ^= value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
-}
+using internal::FormatUuid;
+using internal::HashCombine;
+using internal::ParseUuid;
 
 std::size_t HashPorts(const std::vector<model::ContainerPort>& ports) {
   std::size_t seed = ports.size();
@@ -24,44 +26,6 @@ std::size_t HashPorts(const std::vector<model::ContainerPort>& ports) {
 
 // The condition the reconciler reads (model::IsPodReady).
 constexpr std::string_view kReadyCondition = "Ready";
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
-}
-
-// A canonical lower-case UUID ("8-4-4-4-12"), as API servers generate them; anything else is kept
-// as text.
-bool ParseUuid(std::string_view text, std::array<std::uint8_t, 16>& out) {
-  if (text.size() != 36) return false;
-  std::size_t byte = 0;
-  for (std::size_t i = 0; i < text.size();) {
-    if (i == 8 || i == 13 || i == 18 || i == 23) {
-      if (text[i] != '-') return false;
-      ++i;
-      continue;
-    }
-    const int high = HexDigit(text[i]);
-    const int low = HexDigit(text[i + 1]);
-    if (high < 0 || low < 0) return false;
-    out[byte++] = static_cast<std::uint8_t>(high * 16 + low);
-    i += 2;
-  }
-  return true;
-}
-
-std::string FormatUuid(const std::array<std::uint8_t, 16>& bytes) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(36);
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
-    out += kHex[bytes[i] >> 4];
-    out += kHex[bytes[i] & 0xf];
-  }
-  return out;
-}
 
 // A decimal resourceVersion without leading zeros (etcd's revisions); 0: keep the text.
 std::uint64_t ParseRevision(std::string_view text) {

@@ -1,5 +1,6 @@
 #include "slicewright/cache/informer.h"
 
+#include <functional>
 #include <utility>
 
 namespace slicewright::cache {
@@ -31,6 +32,45 @@ Kind<T> ModelKind(client::ResourceRef resource,
                  [decode_event](std::string_view line) { return FromCodec(decode_event(line)); }};
 }
 
+// A kind cached as a projection of its model type (CompactPod of model::Pod): decoded as the
+// model, projected item by item, the decoded model dropped at once.
+template <typename Model, typename Compact>
+Kind<Compact> ProjectedKind(client::ResourceRef resource,
+                            Result<codec::ListPage<Model>> (*decode_list)(std::string_view),
+                            Result<codec::WatchEvent<Model>> (*decode_event)(std::string_view),
+                            std::function<Compact(const Model&)> project) {
+  Kind<Compact> kind;
+  kind.resource = std::move(resource);
+  kind.decode_list = [decode_list,
+                      project](std::string_view json) -> Result<codec::ListPage<Compact>> {
+    Result<codec::ListPage<Model>> page = decode_list(json);
+    if (!page.ok()) return page.status();
+    codec::ListPage<Compact> out;
+    out.items.reserve(page->items.size());
+    for (const Model& item : page->items) out.items.push_back(project(item));
+    out.resource_version = std::move(page->resource_version);
+    out.continue_token = std::move(page->continue_token);
+    out.remaining_item_count = page->remaining_item_count;
+    out.item_errors = std::move(page->item_errors);
+    return out;
+  };
+  kind.decode_event = [decode_event,
+                       project](std::string_view line) -> Result<DecodedEvent<Compact>> {
+    Result<DecodedEvent<Model>> event = FromCodec(decode_event(line));
+    if (!event.ok()) return event.status();
+    DecodedEvent<Compact> out;
+    out.type = event->type;
+    out.error = std::move(event->error);
+    out.initial_events_end = event->initial_events_end;
+    out.resource_version = std::move(event->resource_version);
+    if (out.type != codec::WatchEventType::kBookmark && out.type != codec::WatchEventType::kError) {
+      out.object = project(event->object);
+    }
+    return out;
+  };
+  return kind;
+}
+
 }  // namespace
 
 Kind<model::Service> ServiceKind() {
@@ -59,37 +99,20 @@ Kind<model::EndpointSlice> EndpointSliceKind() {
 Kind<CompactPod> CompactPodKind(const std::shared_ptr<PodInterners>& interners,
                                 std::vector<std::string> kept_annotations) {
   auto kept = std::make_shared<const std::vector<std::string>>(std::move(kept_annotations));
-  Kind<CompactPod> kind;
-  kind.resource = client::PodsResource();
-  kind.decode_list = [interners,
-                      kept](std::string_view json) -> Result<codec::ListPage<CompactPod>> {
-    Result<codec::ListPage<model::Pod>> page = codec::DecodePodList(json);
-    if (!page.ok()) return page.status();
-    codec::ListPage<CompactPod> out;
-    out.items.reserve(page->items.size());
-    for (const model::Pod& pod : page->items) {
-      out.items.push_back(CompactPod::FromPod(pod, *interners, *kept));
-    }
-    out.resource_version = std::move(page->resource_version);
-    out.continue_token = std::move(page->continue_token);
-    out.remaining_item_count = page->remaining_item_count;
-    out.item_errors = std::move(page->item_errors);
-    return out;
-  };
-  kind.decode_event = [interners, kept](std::string_view line) -> Result<DecodedEvent<CompactPod>> {
-    Result<DecodedEvent<model::Pod>> event = FromCodec(codec::DecodePodWatchEvent(line));
-    if (!event.ok()) return event.status();
-    DecodedEvent<CompactPod> out;
-    out.type = event->type;
-    out.error = std::move(event->error);
-    out.initial_events_end = event->initial_events_end;
-    out.resource_version = std::move(event->resource_version);
-    if (out.type != codec::WatchEventType::kBookmark && out.type != codec::WatchEventType::kError) {
-      out.object = CompactPod::FromPod(event->object, *interners, *kept);
-    }
-    return out;
-  };
-  return kind;
+  return ProjectedKind<model::Pod, CompactPod>(
+      client::PodsResource(), codec::DecodePodList, codec::DecodePodWatchEvent,
+      [interners, kept](const model::Pod& pod) {
+        return CompactPod::FromPod(pod, *interners, *kept);
+      });
+}
+
+Kind<CompactEndpointSlice> CompactEndpointSliceKind(
+    const std::shared_ptr<SliceInterners>& interners) {
+  return ProjectedKind<model::EndpointSlice, CompactEndpointSlice>(
+      client::EndpointSlicesResource(), codec::DecodeEndpointSliceList,
+      codec::DecodeEndpointSliceWatchEvent, [interners](const model::EndpointSlice& slice) {
+        return CompactEndpointSlice::FromSlice(slice, *interners);
+      });
 }
 
 template class Informer<model::Service>;
@@ -99,5 +122,6 @@ template class Informer<model::Namespace>;
 template class Informer<model::Endpoints>;
 template class Informer<model::EndpointSlice>;
 template class Informer<CompactPod>;
+template class Informer<CompactEndpointSlice>;
 
 }  // namespace slicewright::cache

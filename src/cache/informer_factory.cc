@@ -9,7 +9,8 @@ namespace slicewright::cache {
 InformerFactory::InformerFactory(client::RestClient& client, ReflectorOptions defaults)
     : client_(client),
       defaults_(std::move(defaults)),
-      pod_interners_(std::make_shared<PodInterners>()) {}
+      pod_interners_(std::make_shared<PodInterners>()),
+      slice_interners_(std::make_shared<SliceInterners>()) {}
 
 InformerFactory::~InformerFactory() { Stop(); }
 
@@ -59,8 +60,9 @@ Informer<model::Namespace>& InformerFactory::Namespaces(const InformerFilter& fi
 Informer<model::Endpoints>& InformerFactory::Endpoints(const InformerFilter& filter) {
   return GetOrCreate<model::Endpoints>("endpoints", filter, EndpointsKind);
 }
-Informer<model::EndpointSlice>& InformerFactory::EndpointSlices(const InformerFilter& filter) {
-  return GetOrCreate<model::EndpointSlice>("endpointslices", filter, EndpointSliceKind);
+Informer<CompactEndpointSlice>& InformerFactory::EndpointSlices(const InformerFilter& filter) {
+  return GetOrCreate<CompactEndpointSlice>("endpointslices", filter,
+                                           [this] { return CompactEndpointSliceKind(slice_interners_); });
 }
 
 void InformerFactory::Start() {

@@ -14,10 +14,10 @@
 namespace slicewright::reconcile {
 namespace {
 
-std::string ServiceKeyOf(const model::EndpointSlice& slice) {
-  auto it = slice.metadata.labels.find(model::kLabelServiceName);
-  return model::NamespacedName(slice.metadata.namespace_,
-                               it == slice.metadata.labels.end() ? std::string_view() : it->second);
+std::string ServiceKeyOf(const model::ObjectMeta& slice) {
+  auto it = slice.labels.find(model::kLabelServiceName);
+  return model::NamespacedName(slice.namespace_,
+                               it == slice.labels.end() ? std::string_view() : it->second);
 }
 
 const model::EndpointSlice& Deref(const model::EndpointSlice& slice) { return slice; }
@@ -25,44 +25,44 @@ const model::EndpointSlice& Deref(const model::EndpointSlice* slice) { return *s
 
 }  // namespace
 
-void EndpointSliceTracker::Update(const model::EndpointSlice& slice) {
+void EndpointSliceTracker::Update(const model::ObjectMeta& slice) {
   std::string key = ServiceKeyOf(slice);
   std::lock_guard<std::mutex> lock(mu_);
-  generations_by_service_[std::move(key)][slice.metadata.uid] = slice.metadata.generation;
+  generations_by_service_[std::move(key)][slice.uid] = slice.generation;
 }
 
-void EndpointSliceTracker::ExpectDeletion(const model::EndpointSlice& slice) {
+void EndpointSliceTracker::ExpectDeletion(const model::ObjectMeta& slice) {
   std::string key = ServiceKeyOf(slice);
   std::lock_guard<std::mutex> lock(mu_);
-  generations_by_service_[std::move(key)][slice.metadata.uid] = kDeletionExpected;
+  generations_by_service_[std::move(key)][slice.uid] = kDeletionExpected;
 }
 
-bool EndpointSliceTracker::Has(const model::EndpointSlice& slice) const {
+bool EndpointSliceTracker::Has(const model::ObjectMeta& slice) const {
   const std::string key = ServiceKeyOf(slice);
   std::lock_guard<std::mutex> lock(mu_);
   auto service = generations_by_service_.find(key);
-  return service != generations_by_service_.end() && service->second.contains(slice.metadata.uid);
+  return service != generations_by_service_.end() && service->second.contains(slice.uid);
 }
 
-bool EndpointSliceTracker::ShouldSync(const model::EndpointSlice& slice) const {
+bool EndpointSliceTracker::ShouldSync(const model::ObjectMeta& slice) const {
   const std::string key = ServiceKeyOf(slice);
   std::lock_guard<std::mutex> lock(mu_);
   auto service = generations_by_service_.find(key);
   if (service == generations_by_service_.end()) {
     return true;
   }
-  auto tracked = service->second.find(slice.metadata.uid);
-  return tracked == service->second.end() || slice.metadata.generation > tracked->second;
+  auto tracked = service->second.find(slice.uid);
+  return tracked == service->second.end() || slice.generation > tracked->second;
 }
 
-bool EndpointSliceTracker::HandleDeletion(const model::EndpointSlice& slice) {
+bool EndpointSliceTracker::HandleDeletion(const model::ObjectMeta& slice) {
   const std::string key = ServiceKeyOf(slice);
   std::lock_guard<std::mutex> lock(mu_);
   auto service = generations_by_service_.find(key);
   if (service == generations_by_service_.end()) {
     return true;
   }
-  auto tracked = service->second.find(slice.metadata.uid);
+  auto tracked = service->second.find(slice.uid);
   if (tracked == service->second.end()) {
     return true;
   }
@@ -127,7 +127,7 @@ void EndpointSliceTracker::DeleteService(std::string_view namespace_, std::strin
 
 std::optional<std::int64_t> EndpointSliceTracker::GenerationForTest(
     const model::EndpointSlice& slice) const {
-  const std::string key = ServiceKeyOf(slice);
+  const std::string key = ServiceKeyOf(slice.metadata);
   std::lock_guard<std::mutex> lock(mu_);
   auto service = generations_by_service_.find(key);
   if (service == generations_by_service_.end()) {

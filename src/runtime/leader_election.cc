@@ -329,6 +329,14 @@ void LeaderElector::Renew(const std::stop_token& stop) {
 
 void LeaderElector::Run(const std::stop_token& stop) {
   if (!Acquire(stop)) return;
+  if (stop.stop_requested()) {
+    // Won in an attempt that was under way when the stop came (the lease may have just been
+    // released by a leader shutting down too): a process on its way out starts nothing.
+    if (config_.release_on_cancel && !Release()) {
+      Log("could not release lease " + config_.lease_namespace + "/" + config_.lease_name);
+    }
+    return;
+  }
   if (master_status_ != nullptr) master_status_->Set(1);
   std::jthread leading([this](std::stop_token leading_stop) {
     config_.callbacks.on_started_leading(std::move(leading_stop));

@@ -404,8 +404,9 @@ TEST_F(InformerTest, FactorySharesInformers) {
   labelled.label_selector = "service.kubernetes.io/endpoint-controller-name";
   Informer<model::Service>& custom = factory.Services(labelled);
   EXPECT_NE(&all, &custom);
-  Informer<model::EndpointSlice>& slices = factory.EndpointSlices();
-  slices.AddIndex("service", LabelValueIndex<model::EndpointSlice>("kubernetes.io/service-name"));
+  Informer<CompactEndpointSlice>& slices = factory.EndpointSlices();
+  slices.AddIndex("service",
+                  LabelValueIndex<CompactEndpointSlice>("kubernetes.io/service-name"));
   factory.Start();
   ASSERT_TRUE(factory.WaitForCacheSync(10s));
   EXPECT_EQ(all.store().size(), 2U);
@@ -426,6 +427,11 @@ TEST_F(InformerTest, FactorySharesInformers) {
           .ok());
   ASSERT_TRUE(
       Eventually([&] { return slices.store().ByIndex("service", "default/plain").size() == 1; }));
+  // The cached compact slice reads back as the server's slice.
+  const auto cached = slices.store().Get("default", "plain-abc");
+  ASSERT_NE(cached, nullptr);
+  EXPECT_EQ(cached->ToSlice().metadata.labels.at("kubernetes.io/service-name"), "plain");
+  EXPECT_EQ(cached->ToSlice().address_type, "IPv4");
   factory.Stop();
 }
 

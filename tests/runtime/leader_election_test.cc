@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <regex>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <utility>
@@ -341,6 +342,9 @@ TEST_F(LeaderElectionTest, ConcurrentCandidatesOnlyOneLeads) {
   // A minute of renewal rounds: still exactly one leader.
   const Clock::TimePoint later = clock.Now() + seconds(60);
   ASSERT_TRUE(AdvanceUntil([&] { return clock.Now() >= later; }, kCandidates, seconds(1)));
+  // Let the attempts of the last step finish, or one could see the lease the leader releases on
+  // the stop below and take it.
+  ASSERT_TRUE(clock.WaitSettled(kCandidates));
   int leaders = 0;
   std::string leader;
   for (auto& elector : electors) {
@@ -357,6 +361,25 @@ TEST_F(LeaderElectionTest, ConcurrentCandidatesOnlyOneLeads) {
   for (auto& observer : observers) stopped += observer->stopped_calls;
   EXPECT_EQ(stopped, 1);                            // only the leader had something to stop
   EXPECT_EQ(ReadLease().spec.holder_identity, "");  // released on cancel
+}
+
+// A stop that arrives while the winning attempt is under way: the process is shutting down, so it
+// does not start leading, and it gives the lease straight back.
+TEST_F(LeaderElectionTest, WinningAfterTheStopStartsNothingAndReleases) {
+  Observer observer(clock, "a");
+  LeaderElectionConfig config = Config("a", &observer);
+  std::stop_source stop;
+  // on_new_leader runs on Run()'s thread right after the winning write.
+  config.callbacks.on_new_leader = [&stop](const std::string& leader) {
+    if (leader == "a") stop.request_stop();
+  };
+  std::unique_ptr<LeaderElector> elector = Elector(std::move(config));
+  ASSERT_NE(elector, nullptr);
+  elector->Run(stop.get_token());  // returns: stopped
+  EXPECT_FALSE(observer.Started());
+  EXPECT_EQ(observer.stopped_calls, 0);
+  EXPECT_FALSE(elector->IsLeader());
+  EXPECT_EQ(ReadLease().spec.holder_identity, "");
 }
 
 TEST_F(LeaderElectionTest, ConcurrentKilledLeaderIsReplacedOnlyAfterTheLeaseDuration) {

@@ -20,6 +20,7 @@
 #include "slicewright/base/log.h"
 #include "slicewright/base/result.h"
 #include "slicewright/cache/compact_pod.h"
+#include "slicewright/cache/compact_slice.h"
 #include "slicewright/cache/reflector.h"
 #include "slicewright/cache/store.h"
 #include "slicewright/client/rest_client.h"
@@ -56,6 +57,9 @@ Kind<model::EndpointSlice> EndpointSliceKind();
 // Pods as CompactPod, interned into `interners` (shared by the informer and its readers).
 Kind<CompactPod> CompactPodKind(const std::shared_ptr<PodInterners>& interners,
                                 std::vector<std::string> kept_annotations = {});
+// EndpointSlices as CompactEndpointSlice, interned into `interners`.
+Kind<CompactEndpointSlice> CompactEndpointSliceKind(
+    const std::shared_ptr<SliceInterners>& interners);
 
 template <typename T>
 struct EventHandler {
@@ -270,5 +274,6 @@ extern template class Informer<model::Namespace>;
 extern template class Informer<model::Endpoints>;
 extern template class Informer<model::EndpointSlice>;
 extern template class Informer<CompactPod>;
+extern template class Informer<CompactEndpointSlice>;
 
 }  // namespace slicewright::cache

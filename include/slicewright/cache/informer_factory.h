@@ -38,10 +38,13 @@ class InformerFactory final {
   Informer<model::Node>& Nodes(const InformerFilter& filter = {});
   Informer<model::Namespace>& Namespaces(const InformerFilter& filter = {});
   Informer<model::Endpoints>& Endpoints(const InformerFilter& filter = {});
-  Informer<model::EndpointSlice>& EndpointSlices(const InformerFilter& filter = {});
+  // EndpointSlices as CompactEndpointSlice (the planner reads ToSlice()).
+  Informer<CompactEndpointSlice>& EndpointSlices(const InformerFilter& filter = {});
 
   // The pools every CompactPod of Pods() is interned into.
   const std::shared_ptr<PodInterners>& pod_interners() const { return pod_interners_; }
+  // The pools every CompactEndpointSlice of EndpointSlices() is interned into.
+  const std::shared_ptr<SliceInterners>& slice_interners() const { return slice_interners_; }
 
   void Start();
   // True once every informer created so far has synced; false after `timeout` or Stop().
@@ -64,6 +67,7 @@ class InformerFactory final {
   client::RestClient& client_;
   const ReflectorOptions defaults_;
   const std::shared_ptr<PodInterners> pod_interners_;
+  const std::shared_ptr<SliceInterners> slice_interners_;
   std::mutex mu_;
   std::map<std::string, Entry> entries_;  // guarded by mu_; key: kind + filter
   bool started_ = false;                  // guarded by mu_

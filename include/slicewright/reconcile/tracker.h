@@ -28,18 +28,25 @@ class EndpointSliceTracker final {
   // Slices are keyed by their namespace and kubernetes.io/service-name label (missing label: "")
   // and by UID.
 
+  // Only a slice's metadata is read, so the informers' compact slices pass theirs.
+
   // Records the generation of a slice returned by a create or update.
-  void Update(const model::EndpointSlice& slice);
+  void Update(const model::ObjectMeta& slice);
+  void Update(const model::EndpointSlice& slice) { Update(slice.metadata); }
   // Records that the controller deleted the slice.
-  void ExpectDeletion(const model::EndpointSlice& slice);
+  void ExpectDeletion(const model::ObjectMeta& slice);
+  void ExpectDeletion(const model::EndpointSlice& slice) { ExpectDeletion(slice.metadata); }
   // The slice's UID is tracked under its Service.
-  bool Has(const model::EndpointSlice& slice) const;
+  bool Has(const model::ObjectMeta& slice) const;
+  bool Has(const model::EndpointSlice& slice) const { return Has(slice.metadata); }
   // The slice event is news: its Service or UID is untracked, or its generation is newer than the
   // tracked one (always the case for a slice expected to be deleted).
-  bool ShouldSync(const model::EndpointSlice& slice) const;
+  bool ShouldSync(const model::ObjectMeta& slice) const;
+  bool ShouldSync(const model::EndpointSlice& slice) const { return ShouldSync(slice.metadata); }
   // Forgets the slice; false iff it was tracked and its deletion was not expected (the caller
   // should requeue the Service).
-  bool HandleDeletion(const model::EndpointSlice& slice);
+  bool HandleDeletion(const model::ObjectMeta& slice);
+  bool HandleDeletion(const model::EndpointSlice& slice) { return HandleDeletion(slice.metadata); }
 
   // The listed `slices` of `service` (those without deletionTimestamp) lag behind the controller's
   // writes: a listed slice is expected deleted or older than tracked, or a tracked live slice is

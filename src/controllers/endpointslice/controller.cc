@@ -15,23 +15,23 @@
 namespace slicewright::controllers::endpointslice {
 namespace {
 
-using SlicePtr = std::shared_ptr<const model::EndpointSlice>;
+using SlicePtr = std::shared_ptr<const cache::CompactEndpointSlice>;
 
 const std::string* LabelValue(const model::StringMap& labels, std::string_view key) {
   auto it = labels.find(key);
   return it == labels.end() ? nullptr : &it->second;
 }
 
-bool ManagedBy(const model::EndpointSlice& slice, const std::string& managed_by) {
-  const std::string* value = LabelValue(slice.metadata.labels, model::kLabelManagedBy);
+bool ManagedBy(const model::ObjectMeta& slice, const std::string& managed_by) {
+  const std::string* value = LabelValue(slice.labels, model::kLabelManagedBy);
   return value != nullptr && *value == managed_by;
 }
 
 // "namespace/<service name>" of a slice, or "" when it names no Service.
-std::string ServiceKeyOf(const model::EndpointSlice& slice) {
-  const std::string* service = LabelValue(slice.metadata.labels, model::kLabelServiceName);
+std::string ServiceKeyOf(const model::ObjectMeta& slice) {
+  const std::string* service = LabelValue(slice.labels, model::kLabelServiceName);
   if (service == nullptr || service->empty()) return {};
-  return model::NamespacedName(slice.metadata.namespace_, *service);
+  return model::NamespacedName(slice.namespace_, *service);
 }
 
 bool NodeReady(const model::Node& node) {
@@ -99,7 +99,7 @@ Controller::Controller(Options options, Deps deps, std::unique_ptr<runtime::Work
       slices_(deps.informers->EndpointSlices()),
       metrics_cache_(reconcile::MetricsCache::Options{options_.max_endpoints_per_slice, true}),
       metrics_(std::move(metrics)) {
-  slices_.AddIndex(std::string(kSliceIndex), cache::LabelValueIndex<model::EndpointSlice>(
+  slices_.AddIndex(std::string(kSliceIndex), cache::LabelValueIndex<cache::CompactEndpointSlice>(
                                                  std::string(model::kLabelServiceName)));
 }
 
@@ -152,12 +152,12 @@ void Controller::RegisterHandlers() {
   };
   pods_.AddEventHandler(std::move(pods));
 
-  cache::EventHandler<model::EndpointSlice> slices;
-  slices.on_add = [this](const auto& slice, bool) { OnSliceChange(nullptr, *slice); };
+  cache::EventHandler<cache::CompactEndpointSlice> slices;
+  slices.on_add = [this](const auto& slice, bool) { OnSliceChange(nullptr, slice->metadata); };
   slices.on_update = [this](const auto& old_slice, const auto& slice) {
-    OnSliceChange(old_slice.get(), *slice);
+    OnSliceChange(&old_slice->metadata, slice->metadata);
   };
-  slices.on_delete = [this](const auto& slice, bool) { OnSliceDelete(*slice); };
+  slices.on_delete = [this](const auto& slice, bool) { OnSliceDelete(slice->metadata); };
   slices_.AddEventHandler(std::move(slices));
 
   cache::EventHandler<model::Node> nodes;
@@ -231,8 +231,8 @@ void Controller::OnPodUpdate(const cache::CompactPod& old_compact,
   }
 }
 
-void Controller::OnSliceChange(const model::EndpointSlice* old_slice,
-                               const model::EndpointSlice& slice) {
+void Controller::OnSliceChange(const model::ObjectMeta* old_slice,
+                               const model::ObjectMeta& slice) {
   const Clock::Duration delay =
       std::max<Clock::Duration>(std::chrono::seconds(1), options_.batch_period);
   const bool ours = ManagedBy(slice, options_.managed_by);
@@ -251,7 +251,7 @@ void Controller::OnSliceChange(const model::EndpointSlice* old_slice,
   if (ours != was_ours || (ours && tracker_.ShouldSync(slice))) EnqueueService(service, delay);
 }
 
-void Controller::OnSliceDelete(const model::EndpointSlice& slice) {
+void Controller::OnSliceDelete(const model::ObjectMeta& slice) {
   if (!ManagedBy(slice, options_.managed_by)) return;
   if (tracker_.Has(slice) && !tracker_.HandleDeletion(slice)) {
     // Someone else deleted a slice we rely on: rebuild it.
@@ -283,8 +283,8 @@ std::vector<model::EndpointSlice> Controller::OurSlices(const std::string& names
   std::vector<model::EndpointSlice> out;
   for (const SlicePtr& slice :
        slices_.store().ByIndex(kSliceIndex, model::NamespacedName(namespace_, name))) {
-    if (ManagedBy(*slice, options_.managed_by) && !slice->metadata.deletion_timestamp) {
-      out.push_back(*slice);
+    if (ManagedBy(slice->metadata, options_.managed_by) && !slice->metadata.deletion_timestamp) {
+      out.push_back(slice->ToSlice());
     }
   }
   // A deterministic order for the planner and for tests.

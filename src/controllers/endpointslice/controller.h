@@ -91,8 +91,8 @@ class Controller final {
   void EnqueueServicesForPod(const std::string& namespace_, const model::StringMap& labels,
                              const model::StringMap* other_labels, bool union_of_both);
   void OnPodUpdate(const cache::CompactPod& old_pod, const cache::CompactPod& new_pod);
-  void OnSliceChange(const model::EndpointSlice* old_slice, const model::EndpointSlice& slice);
-  void OnSliceDelete(const model::EndpointSlice& slice);
+  void OnSliceChange(const model::ObjectMeta* old_slice, const model::ObjectMeta& slice);
+  void OnSliceDelete(const model::ObjectMeta& slice);
   void OnNodesChanged();
 
   // KEP-4770: another controller owns the Service; delete what we wrote for it and forget it.
@@ -113,7 +113,7 @@ class Controller final {
   cache::Informer<model::Service>& services_;
   cache::Informer<cache::CompactPod>& pods_;
   cache::Informer<model::Node>& nodes_;
-  cache::Informer<model::EndpointSlice>& slices_;
+  cache::Informer<cache::CompactEndpointSlice>& slices_;
   reconcile::EndpointSliceTracker tracker_;
   reconcile::TriggerTimeTracker trigger_times_;
   reconcile::TopologyCache topology_;

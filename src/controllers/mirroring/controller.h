@@ -72,8 +72,8 @@ class Controller final {
   // Handlers: keys only.
   void Enqueue(const std::string& key, Clock::Duration delay);
   void OnServiceUpdate(const model::Service& old_service, const model::Service& service);
-  void OnSliceChange(const model::EndpointSlice* old_slice, const model::EndpointSlice& slice);
-  void OnSliceDelete(const model::EndpointSlice& slice);
+  void OnSliceChange(const model::ObjectMeta* old_slice, const model::ObjectMeta& slice);
+  void OnSliceDelete(const model::ObjectMeta& slice);
 
   // The slices we mirrored for `namespace_/name` that are not being deleted, by name.
   std::vector<model::EndpointSlice> MirroredSlices(const std::string& namespace_,
@@ -92,7 +92,7 @@ class Controller final {
   client::TypedClient<model::EndpointSlice> slices_client_;
   cache::Informer<model::Service>& services_;
   cache::Informer<model::Endpoints>& endpoints_;
-  cache::Informer<model::EndpointSlice>& slices_;
+  cache::Informer<cache::CompactEndpointSlice>& slices_;
   reconcile::EndpointSliceTracker tracker_;
   reconcile::MetricsCache metrics_cache_;
   std::unique_ptr<MirroringMetrics> metrics_;  // nullptr without a registry

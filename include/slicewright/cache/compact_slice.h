@@ -1,0 +1,96 @@
+// CompactEndpointSlice: what the endpoint controllers' EndpointSlice cache keeps of a slice (issue
+// #5: controller RSS). The metadata is kept as it is; each endpoint as a pod-backed endpoint is
+// usually written (one canonical IP, a Pod targetRef in the slice's namespace with a UUID) takes
+// ~120 bytes instead of ~550, node names, zones, hints and port lists are interned. Anything else
+// keeps its endpoint whole, so ToSlice() gives back exactly the slice that was cached.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "slicewright/cache/interned.h"
+#include "slicewright/model/discovery.h"
+#include "slicewright/model/meta.h"
+
+namespace slicewright::cache {
+
+struct EndpointPortsHash {
+  std::size_t operator()(const std::vector<model::EndpointPort>& ports) const;
+};
+struct EndpointHintsHash {
+  std::size_t operator()(const model::EndpointHints& hints) const;
+};
+
+// The pools one EndpointSlice cache interns into. Thread-safe.
+struct SliceInterners {
+  Interner<std::string> node_names;
+  Interner<std::string> zones;
+  Interner<model::EndpointHints, EndpointHintsHash> hints;
+  Interner<std::vector<model::EndpointPort>, EndpointPortsHash> ports;
+};
+
+class CompactEndpointSlice final {
+ public:
+  static CompactEndpointSlice FromSlice(const model::EndpointSlice& slice,
+                                        SliceInterners& interners);
+
+  // The slice as it was cached: ToSlice() == the slice given to FromSlice().
+  model::EndpointSlice ToSlice() const;
+
+  const std::string& address_type() const { return address_type_; }
+  std::size_t endpoint_count() const { return endpoints_.size(); }
+  // Endpoints that did not fit the compact form and are kept whole.
+  std::size_t whole_endpoint_count() const;
+
+  // Public as in the model types, so the cache's and the controllers' metadata readers
+  // (cache::ObjectAccess, the slice tracker) read a CompactEndpointSlice as they read a slice.
+  model::ObjectMeta metadata;
+
+  friend bool operator==(const CompactEndpointSlice& a, const CompactEndpointSlice& b);
+
+ private:
+  // Presence of the optional fields and the conditions, as bits of CompactEndpoint::bits.
+  enum Bit : std::uint16_t {
+    kIPv6 = 1U << 0,
+    kHasTargetRef = 1U << 1,
+    kHasNodeName = 1U << 2,
+    kHasZone = 1U << 3,
+    kHasHints = 1U << 4,
+  };
+  // Each condition takes two bits: 0 unset, 1 false, 2 true.
+  static constexpr int kReadyShift = 5;
+  static constexpr int kServingShift = 7;
+  static constexpr int kTerminatingShift = 9;
+
+  struct CompactEndpoint {
+    std::string target_name;                    // targetRef.name
+    std::array<std::uint8_t, 16> address{};     // addresses[0]
+    std::array<std::uint8_t, 16> target_uid{};  // targetRef.uid
+    Interned<std::string> node_name;
+    Interned<std::string> zone;
+    Interned<model::EndpointHints> hints;
+    std::shared_ptr<const model::Endpoint> whole;  // set when the endpoint has no compact form
+    std::uint16_t bits = 0;
+    friend bool operator==(const CompactEndpoint& a, const CompactEndpoint& b) {
+      const bool whole_equal = a.whole == b.whole ||
+                               (a.whole != nullptr && b.whole != nullptr && *a.whole == *b.whole);
+      return whole_equal && a.bits == b.bits && a.target_name == b.target_name &&
+             a.address == b.address && a.target_uid == b.target_uid &&
+             a.node_name == b.node_name && a.zone == b.zone && a.hints == b.hints;
+    }
+  };
+
+  static CompactEndpoint CompactOne(const model::Endpoint& endpoint,
+                                    const std::string& slice_namespace, SliceInterners& interners);
+  model::Endpoint Expand(const CompactEndpoint& endpoint) const;
+
+  std::string address_type_;
+  Interned<std::vector<model::EndpointPort>> ports_;
+  std::vector<CompactEndpoint> endpoints_;
+};
+
+}  // namespace slicewright::cache

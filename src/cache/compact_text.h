@@ -1,0 +1,22 @@
+// Text fields the compact cache types store in binary (UUIDs), and the hash mixing their interners
+// use. Internal to the cache library.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace slicewright::cache::internal {
+
+inline void HashCombine(std::size_t& seed, std::size_t value) {
+  seed ^= value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
+}
+
+// A canonical lower-case UUID ("8-4-4-4-12"), as API servers generate them, into 16 bytes; false
+// for anything else, which the caller keeps as text.
+bool ParseUuid(std::string_view text, std::array<std::uint8_t, 16>& out);
+std::string FormatUuid(const std::array<std::uint8_t, 16>& bytes);
+
+}  // namespace slicewright::cache::internal
