@@ -109,9 +109,9 @@ model::EndpointSlice ServiceSlice(int service, int endpoints) {
   slice.metadata.uid = "9a1b2c3d-4e5f-4a6b-8c7d-" + std::to_string(100000000000 + service);
   slice.metadata.resource_version = std::to_string(2000000 + service);
   slice.metadata.generation = 1;
-  slice.metadata.labels = {{"kubernetes.io/service-name", app},
-                           {"endpointslice.kubernetes.io/managed-by",
-                            "endpointslice-controller.k8s.io"}};
+  slice.metadata.labels = {
+      {"kubernetes.io/service-name", app},
+      {"endpointslice.kubernetes.io/managed-by", "endpointslice-controller.k8s.io"}};
   slice.metadata.annotations = {
       {"endpoints.kubernetes.io/last-change-trigger-time", "2026-11-30T09:21:52Z"}};
   model::OwnerReference owner;

@@ -99,11 +99,11 @@ Kind<model::EndpointSlice> EndpointSliceKind() {
 Kind<CompactPod> CompactPodKind(const std::shared_ptr<PodInterners>& interners,
                                 std::vector<std::string> kept_annotations) {
   auto kept = std::make_shared<const std::vector<std::string>>(std::move(kept_annotations));
-  return ProjectedKind<model::Pod, CompactPod>(
-      client::PodsResource(), codec::DecodePodList, codec::DecodePodWatchEvent,
-      [interners, kept](const model::Pod& pod) {
-        return CompactPod::FromPod(pod, *interners, *kept);
-      });
+  return ProjectedKind<model::Pod, CompactPod>(client::PodsResource(), codec::DecodePodList,
+                                               codec::DecodePodWatchEvent,
+                                               [interners, kept](const model::Pod& pod) {
+                                                 return CompactPod::FromPod(pod, *interners, *kept);
+                                               });
 }
 
 Kind<CompactEndpointSlice> CompactEndpointSliceKind(

@@ -61,8 +61,8 @@ Informer<model::Endpoints>& InformerFactory::Endpoints(const InformerFilter& fil
   return GetOrCreate<model::Endpoints>("endpoints", filter, EndpointsKind);
 }
 Informer<CompactEndpointSlice>& InformerFactory::EndpointSlices(const InformerFilter& filter) {
-  return GetOrCreate<CompactEndpointSlice>("endpointslices", filter,
-                                           [this] { return CompactEndpointSliceKind(slice_interners_); });
+  return GetOrCreate<CompactEndpointSlice>(
+      "endpointslices", filter, [this] { return CompactEndpointSliceKind(slice_interners_); });
 }
 
 void InformerFactory::Start() {

@@ -79,8 +79,7 @@ TEST(CompactEndpointSliceTest, EveryVariationReadsBackExactly) {
       {"two addresses", [](model::Endpoint& e) { e.addresses.push_back("10.9.9.9"); }, false},
       {"no address", [](model::Endpoint& e) { e.addresses.clear(); }, false},
       {"no targetRef", [](model::Endpoint& e) { e.target_ref.reset(); }, true},
-      {"targetRef of another kind", [](model::Endpoint& e) { e.target_ref->kind = "Node"; },
-       false},
+      {"targetRef of another kind", [](model::Endpoint& e) { e.target_ref->kind = "Node"; }, false},
       {"targetRef in another namespace",
        [](model::Endpoint& e) { e.target_ref->namespace_ = "other"; }, false},
       {"targetRef with apiVersion", [](model::Endpoint& e) { e.target_ref->api_version = "v1"; },
@@ -108,12 +107,21 @@ TEST(CompactEndpointSliceTest, EveryVariationReadsBackExactly) {
        },
        true},
       {"no conditions", [](model::Endpoint& e) { e.conditions = {}; }, true},
-      {"ready only", [](model::Endpoint& e) { e.conditions = {true, std::nullopt, std::nullopt}; },
+      {"ready only",
+       [](model::Endpoint& e) {
+         e.conditions = {true, std::nullopt, std::nullopt};
+       },
        true},
       {"serving false only",
-       [](model::Endpoint& e) { e.conditions = {std::nullopt, false, std::nullopt}; }, true},
+       [](model::Endpoint& e) {
+         e.conditions = {std::nullopt, false, std::nullopt};
+       },
+       true},
       {"terminating true only",
-       [](model::Endpoint& e) { e.conditions = {std::nullopt, std::nullopt, true}; }, true},
+       [](model::Endpoint& e) {
+         e.conditions = {std::nullopt, std::nullopt, true};
+       },
+       true},
   };
   for (const Variation& variation : variations) {
     SCOPED_TRACE(variation.name);

@@ -405,8 +405,7 @@ TEST_F(InformerTest, FactorySharesInformers) {
   Informer<model::Service>& custom = factory.Services(labelled);
   EXPECT_NE(&all, &custom);
   Informer<CompactEndpointSlice>& slices = factory.EndpointSlices();
-  slices.AddIndex("service",
-                  LabelValueIndex<CompactEndpointSlice>("kubernetes.io/service-name"));
+  slices.AddIndex("service", LabelValueIndex<CompactEndpointSlice>("kubernetes.io/service-name"));
   factory.Start();
   ASSERT_TRUE(factory.WaitForCacheSync(10s));
   EXPECT_EQ(all.store().size(), 2U);

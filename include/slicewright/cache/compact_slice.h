@@ -76,11 +76,11 @@ class CompactEndpointSlice final {
     std::shared_ptr<const model::Endpoint> whole;  // set when the endpoint has no compact form
     std::uint16_t bits = 0;
     friend bool operator==(const CompactEndpoint& a, const CompactEndpoint& b) {
-      const bool whole_equal = a.whole == b.whole ||
-                               (a.whole != nullptr && b.whole != nullptr && *a.whole == *b.whole);
+      const bool whole_equal =
+          a.whole == b.whole || (a.whole != nullptr && b.whole != nullptr && *a.whole == *b.whole);
       return whole_equal && a.bits == b.bits && a.target_name == b.target_name &&
-             a.address == b.address && a.target_uid == b.target_uid &&
-             a.node_name == b.node_name && a.zone == b.zone && a.hints == b.hints;
+             a.address == b.address && a.target_uid == b.target_uid && a.node_name == b.node_name &&
+             a.zone == b.zone && a.hints == b.hints;
     }
   };
 

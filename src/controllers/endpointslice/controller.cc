@@ -231,8 +231,7 @@ void Controller::OnPodUpdate(const cache::CompactPod& old_compact,
   }
 }
 
-void Controller::OnSliceChange(const model::ObjectMeta* old_slice,
-                               const model::ObjectMeta& slice) {
+void Controller::OnSliceChange(const model::ObjectMeta* old_slice, const model::ObjectMeta& slice) {
   const Clock::Duration delay =
       std::max<Clock::Duration>(std::chrono::seconds(1), options_.batch_period);
   const bool ours = ManagedBy(slice, options_.managed_by);

@@ -202,8 +202,7 @@ void Controller::OnServiceUpdate(const model::Service& old_service, const model:
   }
 }
 
-void Controller::OnSliceChange(const model::ObjectMeta* old_slice,
-                               const model::ObjectMeta& slice) {
+void Controller::OnSliceChange(const model::ObjectMeta* old_slice, const model::ObjectMeta& slice) {
   const Clock::Duration delay = options_.batch_period;
   const bool ours = ManagedBy(slice, options_.managed_by);
   if (old_slice == nullptr) {
