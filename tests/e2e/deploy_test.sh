@@ -35,6 +35,48 @@ objects=(
   "poddisruptionbudget.policy/slicewright-controller-manager"
 )
 
+# --- deploy/Dockerfile: its runtime packages provide every library the binary links ---------------
+# There is no Docker daemon or registry on the test machines, so the image is not built here; what
+# can go wrong in its final stage (a library missing or misnamed) is checked against the binary's
+# ldd and Debian's package data instead. debian:12-slim holds the Essential packages and apt.
+check_image_libraries() {
+  local sw=$1 dockerfile=$E2E_SOURCE_DIR/deploy/Dockerfile
+  if ! command -v apt-cache >/dev/null || ! apt-cache show libc6 >/dev/null 2>&1; then
+    echo "no apt package data: image library check skipped"
+    return
+  fi
+  # The words of the final stage's `apt-get install ... --no-install-recommends PKG... &&`.
+  local listed
+  listed=$(awk '/^FROM debian:12-slim/ {final = 1} final' "$dockerfile" | tr -d '\\' | tr '\n' ' ' |
+    sed -n 's/.*--no-install-recommends\([^&]*\)&&.*/\1/p' | xargs -n1 | sort -u)
+  expect_contains "the Dockerfile's final stage installs the runtime libraries" "$listed" libssl3
+  local pkg unknown=""
+  for pkg in $listed; do
+    apt-cache show --no-all-versions "$pkg" >/dev/null 2>&1 || unknown+=" $pkg"
+  done
+  expect_eq "every package it installs exists in Debian 12" "$unknown" ""
+  local provided
+  provided=$( (
+    echo "$listed"
+    dpkg-query -W -f='${Package} ${Essential}\n' | awk '$2 == "yes" {print $1}'
+    apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \
+      --no-replaces --no-enhances apt $listed 2>/dev/null | grep -v '^ '
+  ) | sort -u)
+  local lib owner missing=""
+  while read -r lib; do
+    case $(basename "$lib") in libasan* | libubsan* | libtsan* | liblsan*) continue ;; esac
+    # dpkg records a library under /lib or /usr/lib (merged /usr): ask for each spelling.
+    local real
+    real=$(readlink -f "$lib")
+    owner=$(dpkg -S "$lib" "$real" "${real#/usr}" 2>/dev/null | head -1 | cut -d: -f1)
+    if [[ -z $owner ]] || ! grep -qx "$owner" <<<"$provided"; then
+      missing+=" $(basename "$lib")(${owner:-no package})"
+    fi
+  done < <(ldd "$sw" | awk '/=>/ {print $3}')
+  expect_eq "the image provides every library the binary links" "$missing" ""
+}
+check_image_libraries "$SW_BIN"
+
 # --- kustomize renders the security settings ---------------------------------------------------
 rendered=$(k kustomize "$DEPLOY")
 expect_contains "kustomize renders the pod's security settings" "$rendered" \
