@@ -3,9 +3,11 @@
 `slicewright dev` (the embedded API server, every controller, the pod simulator) driven by the real
 kubectl, each scenario in its own namespace. Scenario 58 (gate off) runs a second
 `slicewright controller-manager --feature-gates ExternalEndpointController=false` under its own
-managed-by value next to it. Scenarios that need a fake clock or an API-call count (46 batching,
-47's projection rules, 51, 52) are covered by the controller unit tests instead; 47's visible
-effect (a relabelled pod moves between Services) is checked here.
+managed-by value next to it. Scenarios that need an API-call count or the controller's queue are
+tested below this level instead: 46 (batching) and 47 (which Services a pod update enqueues) in
+tests/controllers/endpointslice/event_handling_test.cc, 51 and 52 in
+tests/reconcile/endpoints_source_test.cc; 47's visible effect (a relabelled pod moves between
+Services) is checked here too.
 Usage: scenarios_test.py PATH/TO/slicewright"""
 
 import json
