@@ -21,7 +21,8 @@ std::vector<std::string> ServicesSelectingPod(std::span<const ServiceSnapshot> s
 
 std::vector<std::string> ServicesToUpdateOnPodChange(std::span<const ServiceSnapshot> services,
                                                      const model::Pod& old_pod,
-                                                     const model::Pod& new_pod) {
+                                                     const model::Pod& new_pod,
+                                                     bool annotations_matter) {
   if (old_pod.metadata.resource_version == new_pod.metadata.resource_version) {
     return {};
   }
@@ -29,7 +30,8 @@ std::vector<std::string> ServicesToUpdateOnPodChange(std::span<const ServiceSnap
   const bool pod_changed =
       old_pod.metadata.deletion_timestamp != new_pod.metadata.deletion_timestamp ||
       model::IsPodReady(old_pod) != model::IsPodReady(new_pod) ||
-      old_pod.status.pod_ips != new_pod.status.pod_ips;
+      old_pod.status.pod_ips != new_pod.status.pod_ips ||
+      (annotations_matter && old_pod.metadata.annotations != new_pod.metadata.annotations);
   const bool hostname_changed = old_pod.spec.hostname != new_pod.spec.hostname ||
                                 old_pod.spec.subdomain != new_pod.spec.subdomain;
   const bool labels_changed = old_pod.metadata.labels != new_pod.metadata.labels;

@@ -26,9 +26,11 @@ std::vector<std::string> ServicesSelectingPod(std::span<const ServiceSnapshot> s
 // Services selecting the new labels. A label change: the Services selecting the old or the new
 // labels, all of them when the pod changed too, else only those selecting one side (the symmetric
 // difference); a hostname or subdomain change adds the Services selecting the pod. NodeName
-// changes are ignored (set once).
+// changes are ignored (set once). `annotations_matter`: the pods' annotations (the caches keep only
+// those a plugin reads, Multus' network status) count as a pod change too.
 std::vector<std::string> ServicesToUpdateOnPodChange(std::span<const ServiceSnapshot> services,
                                                      const model::Pod& old_pod,
-                                                     const model::Pod& new_pod);
+                                                     const model::Pod& new_pod,
+                                                     bool annotations_matter = false);
 
 }  // namespace slicewright::controllers

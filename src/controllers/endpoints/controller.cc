@@ -58,20 +58,16 @@ Result<std::unique_ptr<Controller>> Controller::Create(Options options, Deps dep
   queue_options.name = "endpoint";
   queue_options.clock = deps.clock;
   queue_options.metrics = deps.metrics;
-  Result<std::unique_ptr<runtime::WorkQueue>> queue =
-      runtime::WorkQueue::Create(std::move(queue_options));
-  if (!queue.ok()) {
-    return queue.status();
-  }
-  std::unique_ptr<Controller> controller(new Controller(options, deps, std::move(queue).value()));
+  SW_ASSIGN_OR_RETURN(std::unique_ptr<SyncLoop> loop, SyncLoop::Create(std::move(queue_options)));
+  std::unique_ptr<Controller> controller(new Controller(options, deps, std::move(loop)));
   controller->RegisterHandlers();
   return controller;
 }
 
-Controller::Controller(Options options, Deps deps, std::unique_ptr<runtime::WorkQueue> queue)
+Controller::Controller(Options options, Deps deps, std::unique_ptr<SyncLoop> loop)
     : options_(options),
       deps_(deps),
-      queue_(std::move(queue)),
+      loop_(std::move(loop)),
       endpoints_client_(*deps.client, client::EndpointsCodec()),
       services_(deps.informers->Services()),
       pods_(deps.informers->Pods()),
@@ -80,16 +76,11 @@ Controller::Controller(Options options, Deps deps, std::unique_ptr<runtime::Work
 Controller::~Controller() { Stop(); }
 
 void Controller::Start() {
-  if (workers_ != nullptr) {
-    return;
-  }
   runtime::ControllerOptions options;
   options.name = "endpoints";
   options.workers = options_.concurrent_syncs;
   options.max_retries = options_.max_retries;
-  workers_ = std::make_unique<runtime::Controller>(
-      options, *queue_, [this](const std::string& key) { return Sync(key); });
-  workers_->Start();
+  loop_->Start(std::move(options), [this](const std::string& key) { return Sync(key); });
   // Upstream's checkLeftoverEndpoints: an Endpoints whose Service is gone is deleted by its sync.
   for (const auto& endpoints : endpoints_.store().List()) {
     if (!endpoints->metadata.annotations.contains(model::kAnnotationLeader)) {
@@ -98,13 +89,7 @@ void Controller::Start() {
   }
 }
 
-void Controller::Stop() {
-  if (workers_ != nullptr) {
-    workers_->Stop();
-  } else {
-    queue_->ShutDown();
-  }
-}
+void Controller::Stop() { loop_->Stop(); }
 
 // ---- Handlers (keys only) ----
 
@@ -138,14 +123,7 @@ void Controller::RegisterHandlers() {
 }
 
 void Controller::Enqueue(const std::string& key, Clock::Duration delay) {
-  if (key.empty()) {
-    return;
-  }
-  if (delay <= Clock::Duration::zero()) {
-    queue_->Add(key);
-  } else {
-    queue_->AddAfter(key, delay);
-  }
+  loop_->Enqueue(key, delay);
 }
 
 void Controller::EnqueueServicesForPod(const cache::CompactPod& pod) {

@@ -20,11 +20,11 @@
 #include "slicewright/client/typed_client.h"
 #include "slicewright/reconcile/endpoints_builder.h"
 #include "slicewright/reconcile/trigger_time.h"
-#include "slicewright/runtime/controller.h"
 #include "slicewright/runtime/events.h"
 #include "slicewright/runtime/metrics.h"
 #include "slicewright/runtime/work_queue.h"
 
+#include "controllers/common/sync_loop.h"
 #include "controllers/endpoints/options.h"
 
 namespace slicewright::controllers::endpoints {
@@ -60,10 +60,10 @@ class Controller final {
   // One level-based, idempotent sync of the Service `key` ("namespace/name"). Public for tests.
   Status Sync(const std::string& key);
 
-  runtime::WorkQueue& queue() { return *queue_; }
+  runtime::WorkQueue& queue() { return loop_->queue(); }
 
  private:
-  Controller(Options options, Deps deps, std::unique_ptr<runtime::WorkQueue> queue);
+  Controller(Options options, Deps deps, std::unique_ptr<SyncLoop> loop);
   void RegisterHandlers();
 
   // Handlers: keys only.
@@ -88,7 +88,7 @@ class Controller final {
 
   const Options options_;
   const Deps deps_;
-  std::unique_ptr<runtime::WorkQueue> queue_;
+  std::unique_ptr<SyncLoop> loop_;
   client::TypedClient<model::Endpoints> endpoints_client_;
   cache::Informer<model::Service>& services_;
   cache::Informer<cache::CompactPod>& pods_;
@@ -96,7 +96,6 @@ class Controller final {
   reconcile::TriggerTimeTracker trigger_times_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::string> stale_versions_;  // guarded by mu_
-  std::unique_ptr<runtime::Controller> workers_;
 };
 
 }  // namespace slicewright::controllers::endpoints

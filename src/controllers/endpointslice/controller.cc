@@ -11,28 +11,13 @@
 #include "slicewright/reconcile/pod_source.h"
 
 #include "controllers/common/apply_plan.h"
+#include "controllers/common/pod_services.h"
+#include "controllers/common/slice_labels.h"
 
 namespace slicewright::controllers::endpointslice {
 namespace {
 
 using SlicePtr = std::shared_ptr<const cache::CompactEndpointSlice>;
-
-const std::string* LabelValue(const model::StringMap& labels, std::string_view key) {
-  auto it = labels.find(key);
-  return it == labels.end() ? nullptr : &it->second;
-}
-
-bool ManagedBy(const model::ObjectMeta& slice, const std::string& managed_by) {
-  const std::string* value = LabelValue(slice.labels, model::kLabelManagedBy);
-  return value != nullptr && *value == managed_by;
-}
-
-// "namespace/<service name>" of a slice, or "" when it names no Service.
-std::string ServiceKeyOf(const model::ObjectMeta& slice) {
-  const std::string* service = LabelValue(slice.labels, model::kLabelServiceName);
-  if (service == nullptr || service->empty()) return {};
-  return model::NamespacedName(slice.namespace_, *service);
-}
 
 bool NodeReady(const model::Node& node) {
   const model::PodCondition* ready = model::FindPodCondition(node.status.conditions, "Ready");
@@ -52,16 +37,10 @@ Result<std::unique_ptr<Controller>> Controller::Create(Options options, Deps dep
     return Status(StatusCode::kInvalid,
                   "endpointslice controller: a client and informers are required");
   }
-  if (options.concurrent_syncs < 1 || options.concurrent_syncs > 50) {
-    return Status(StatusCode::kInvalid,
-                  "--concurrent-service-endpoint-syncs must be between 1 and 50, got " +
-                      std::to_string(options.concurrent_syncs));
-  }
-  if (options.max_endpoints_per_slice < 1 || options.max_endpoints_per_slice > 1000) {
-    return Status(StatusCode::kInvalid,
-                  "--max-endpoints-per-slice must be between 1 and 1000, got " +
-                      std::to_string(options.max_endpoints_per_slice));
-  }
+  SW_RETURN_IF_ERROR(
+      CheckFlagRange("--concurrent-service-endpoint-syncs", options.concurrent_syncs, 1, 50));
+  SW_RETURN_IF_ERROR(
+      CheckFlagRange("--max-endpoints-per-slice", options.max_endpoints_per_slice, 1, 1000));
   if (options.batch_period.count() < 0) {
     return Status(StatusCode::kInvalid,
                   "--endpointslice-updates-batch-period must not be negative");
@@ -73,25 +52,23 @@ Result<std::unique_ptr<Controller>> Controller::Create(Options options, Deps dep
   queue_options.name = options.name;
   queue_options.clock = deps.clock;
   queue_options.metrics = deps.metrics;
-  Result<std::unique_ptr<runtime::WorkQueue>> queue =
-      runtime::WorkQueue::Create(std::move(queue_options));
-  if (!queue.ok()) return queue.status();
+  SW_ASSIGN_OR_RETURN(std::unique_ptr<SyncLoop> loop, SyncLoop::Create(std::move(queue_options)));
   std::unique_ptr<ControllerMetrics> metrics;
   if (deps.metrics != nullptr && options.upstream_metrics) {
     SW_ASSIGN_OR_RETURN(metrics, ControllerMetrics::Register(*deps.metrics));
   }
   std::unique_ptr<Controller> controller(
-      new Controller(std::move(options), deps, std::move(queue).value(), std::move(metrics)));
+      new Controller(std::move(options), deps, std::move(loop), std::move(metrics)));
   controller->RegisterHandlers();
   return controller;
 }
 
-Controller::Controller(Options options, Deps deps, std::unique_ptr<runtime::WorkQueue> queue,
+Controller::Controller(Options options, Deps deps, std::unique_ptr<SyncLoop> loop,
                        std::unique_ptr<ControllerMetrics> metrics)
     : options_(std::move(options)),
       deps_(deps),
       clock_(deps.clock != nullptr ? *deps.clock : SystemClock::Get()),
-      queue_(std::move(queue)),
+      loop_(std::move(loop)),
       slices_client_(*deps.client, client::EndpointSliceCodec()),
       services_(deps.informers->Services()),
       pods_(deps.informers->Pods()),
@@ -106,24 +83,15 @@ Controller::Controller(Options options, Deps deps, std::unique_ptr<runtime::Work
 Controller::~Controller() { Stop(); }
 
 void Controller::Start() {
-  if (workers_ != nullptr) return;
   OnNodesChanged();
   runtime::ControllerOptions options;
   options.name = options_.name;
   options.workers = options_.concurrent_syncs;
   options.max_retries = options_.max_retries;
-  workers_ = std::make_unique<runtime::Controller>(
-      options, *queue_, [this](const std::string& key) { return Sync(key); });
-  workers_->Start();
+  loop_->Start(std::move(options), [this](const std::string& key) { return Sync(key); });
 }
 
-void Controller::Stop() {
-  if (workers_ != nullptr) {
-    workers_->Stop();
-  } else {
-    queue_->ShutDown();
-  }
-}
+void Controller::Stop() { loop_->Stop(); }
 
 // ---- Handlers (keys only) ----
 
@@ -141,15 +109,11 @@ void Controller::RegisterHandlers() {
   services_.AddEventHandler(std::move(services));
 
   cache::EventHandler<cache::CompactPod> pods;
-  pods.on_add = [this](const auto& pod, bool) {
-    EnqueueServicesForPod(pod->namespace_(), pod->labels(), nullptr, false);
-  };
+  pods.on_add = [this](const auto& pod, bool) { EnqueueServicesForPod(*pod); };
   pods.on_update = [this](const auto& old_pod, const auto& new_pod) {
     OnPodUpdate(*old_pod, *new_pod);
   };
-  pods.on_delete = [this](const auto& pod, bool) {
-    EnqueueServicesForPod(pod->namespace_(), pod->labels(), nullptr, false);
-  };
+  pods.on_delete = [this](const auto& pod, bool) { EnqueueServicesForPod(*pod); };
   pods_.AddEventHandler(std::move(pods));
 
   cache::EventHandler<cache::CompactEndpointSlice> slices;
@@ -174,60 +138,27 @@ void Controller::RegisterHandlers() {
 }
 
 void Controller::EnqueueService(const std::string& key, Clock::Duration delay) {
-  if (key.empty()) return;
-  if (delay <= Clock::Duration::zero()) {
-    queue_->Add(key);
-  } else {
-    queue_->AddAfter(key, delay);
-  }
+  loop_->Enqueue(key, delay);
 }
 
-// Every Service in the namespace whose (non-nil) selector matches `labels` (and, when given,
-// `other_labels`: the union of both, or the symmetric difference).
-void Controller::EnqueueServicesForPod(const std::string& namespace_,
-                                       const model::StringMap& labels,
-                                       const model::StringMap* other_labels, bool union_of_both) {
-  const Clock::Duration delay = options_.batch_period;
-  for (const auto& service : services_.store().ListNamespace(namespace_)) {
-    const std::optional<model::StringMap>& selector = service->spec.selector;
-    if (!selector.has_value()) continue;
-    const bool matches = labels::SelectorMatchesMap(*selector, labels);
-    bool enqueue = matches;
-    if (other_labels != nullptr) {
-      const bool matches_other = labels::SelectorMatchesMap(*selector, *other_labels);
-      enqueue = union_of_both ? (matches || matches_other) : (matches != matches_other);
-    }
-    if (enqueue) EnqueueService(cache::KeyOf(*service), delay);
+void Controller::EnqueueServicesForPod(const cache::CompactPod& pod) {
+  const std::vector<ServiceSnapshot> services = services_.store().ListNamespace(pod.namespace_());
+  for (const std::string& key : ServicesSelectingPod(services, pod.labels())) {
+    EnqueueService(key, options_.batch_period);
   }
 }
 
 // Spec §10: which Services a pod update concerns.
-void Controller::OnPodUpdate(const cache::CompactPod& old_compact,
-                             const cache::CompactPod& new_compact) {
-  if (old_compact.resource_version() == new_compact.resource_version()) return;
-  const model::Pod old_pod = old_compact.ToPod();
-  const model::Pod pod = new_compact.ToPod();
-  // Upstream compares deletionTimestamp pointers; presence and value are compared here (§10).
-  const bool pod_changed = old_pod.metadata.deletion_timestamp != pod.metadata.deletion_timestamp ||
-                           model::IsPodReady(old_pod) != model::IsPodReady(pod) ||
-                           old_pod.status.pod_ips != pod.status.pod_ips ||
-                           // The cache keeps only annotations a plugin reads (network-status).
-                           old_pod.metadata.annotations != pod.metadata.annotations;
-  const bool labels_changed = old_pod.metadata.labels != pod.metadata.labels ||
-                              old_pod.spec.hostname != pod.spec.hostname ||
-                              old_pod.spec.subdomain != pod.spec.subdomain;
-  if (!pod_changed && !labels_changed) return;
-  if (!labels_changed) {
-    EnqueueServicesForPod(pod.metadata.namespace_, pod.metadata.labels, nullptr, false);
-    return;
-  }
-  EnqueueServicesForPod(pod.metadata.namespace_, pod.metadata.labels, &old_pod.metadata.labels,
-                        /*union_of_both=*/pod_changed);
-  if (!pod_changed && (old_pod.spec.hostname != pod.spec.hostname ||
-                       old_pod.spec.subdomain != pod.spec.subdomain)) {
-    // The same label set on both sides gives an empty symmetric difference, but a hostname change
-    // still changes the endpoints of the Services that select the pod.
-    EnqueueServicesForPod(pod.metadata.namespace_, pod.metadata.labels, nullptr, false);
+void Controller::OnPodUpdate(const cache::CompactPod& old_pod, const cache::CompactPod& new_pod) {
+  if (old_pod.resource_version() == new_pod.resource_version()) return;  // a resync
+  const std::vector<ServiceSnapshot> services =
+      services_.store().ListNamespace(new_pod.namespace_());
+  // The cache keeps only the annotations a plugin reads (network status): a change shows in
+  // the endpoints.
+  for (const std::string& key :
+       ServicesToUpdateOnPodChange(services, old_pod.ToPod(), new_pod.ToPod(),
+                                   /*annotations_matter=*/true)) {
+    EnqueueService(key, options_.batch_period);
   }
 }
 
@@ -236,11 +167,11 @@ void Controller::OnSliceChange(const model::ObjectMeta* old_slice, const model::
       std::max<Clock::Duration>(std::chrono::seconds(1), options_.batch_period);
   const bool ours = ManagedBy(slice, options_.managed_by);
   if (old_slice == nullptr) {
-    if (ours && tracker_.ShouldSync(slice)) EnqueueService(ServiceKeyOf(slice), delay);
+    if (ours && tracker_.ShouldSync(slice)) EnqueueService(ServiceKeyOfSlice(slice), delay);
     return;
   }
-  const std::string old_service = ServiceKeyOf(*old_slice);
-  const std::string service = ServiceKeyOf(slice);
+  const std::string old_service = ServiceKeyOfSlice(*old_slice);
+  const std::string service = ServiceKeyOfSlice(slice);
   if (old_service != service) {
     EnqueueService(old_service, delay);
     EnqueueService(service, delay);
@@ -254,7 +185,7 @@ void Controller::OnSliceDelete(const model::ObjectMeta& slice) {
   if (!ManagedBy(slice, options_.managed_by)) return;
   if (tracker_.Has(slice) && !tracker_.HandleDeletion(slice)) {
     // Someone else deleted a slice we rely on: rebuild it.
-    EnqueueService(ServiceKeyOf(slice), std::chrono::seconds(1));
+    EnqueueService(ServiceKeyOfSlice(slice), std::chrono::seconds(1));
   }
 }
 

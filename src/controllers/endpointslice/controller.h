@@ -20,11 +20,11 @@
 #include "slicewright/reconcile/topology_cache.h"
 #include "slicewright/reconcile/tracker.h"
 #include "slicewright/reconcile/trigger_time.h"
-#include "slicewright/runtime/controller.h"
 #include "slicewright/runtime/events.h"
 #include "slicewright/runtime/metrics.h"
 #include "slicewright/runtime/work_queue.h"
 
+#include "controllers/common/sync_loop.h"
 #include "controllers/endpointslice/metrics.h"
 #include "controllers/endpointslice/options.h"
 
@@ -77,10 +77,10 @@ class Controller final {
   // endpoint_slice_controller_syncs{result}. Public for tests.
   Status Sync(const std::string& key);
 
-  runtime::WorkQueue& queue() { return *queue_; }
+  runtime::WorkQueue& queue() { return loop_->queue(); }
 
  private:
-  Controller(Options options, Deps deps, std::unique_ptr<runtime::WorkQueue> queue,
+  Controller(Options options, Deps deps, std::unique_ptr<SyncLoop> loop,
              std::unique_ptr<ControllerMetrics> metrics);
   // Sync without the result metric; sets `stale` when the slice cache lagged our writes.
   Status SyncService(const std::string& key, bool& stale);
@@ -88,8 +88,7 @@ class Controller final {
 
   // Handlers: keys only.
   void EnqueueService(const std::string& key, Clock::Duration delay);
-  void EnqueueServicesForPod(const std::string& namespace_, const model::StringMap& labels,
-                             const model::StringMap* other_labels, bool union_of_both);
+  void EnqueueServicesForPod(const cache::CompactPod& pod);
   void OnPodUpdate(const cache::CompactPod& old_pod, const cache::CompactPod& new_pod);
   void OnSliceChange(const model::ObjectMeta* old_slice, const model::ObjectMeta& slice);
   void OnSliceDelete(const model::ObjectMeta& slice);
@@ -108,7 +107,7 @@ class Controller final {
   const Options options_;
   const Deps deps_;
   Clock& clock_;
-  std::unique_ptr<runtime::WorkQueue> queue_;
+  std::unique_ptr<SyncLoop> loop_;
   client::TypedClient<model::EndpointSlice> slices_client_;
   cache::Informer<model::Service>& services_;
   cache::Informer<cache::CompactPod>& pods_;
@@ -119,7 +118,6 @@ class Controller final {
   reconcile::TopologyCache topology_;
   reconcile::MetricsCache metrics_cache_;
   std::unique_ptr<ControllerMetrics> metrics_;  // null without a registry
-  std::unique_ptr<runtime::Controller> workers_;
 };
 
 }  // namespace slicewright::controllers::endpointslice

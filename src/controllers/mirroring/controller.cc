@@ -9,28 +9,13 @@
 #include "slicewright/runtime/rate_limiter.h"
 
 #include "controllers/common/apply_plan.h"
+#include "controllers/common/slice_labels.h"
+#include "controllers/common/sync_loop.h"
 
 namespace slicewright::controllers::mirroring {
 namespace {
 
 using SlicePtr = std::shared_ptr<const cache::CompactEndpointSlice>;
-
-const std::string* LabelValue(const model::StringMap& labels, std::string_view key) {
-  auto it = labels.find(key);
-  return it == labels.end() ? nullptr : &it->second;
-}
-
-bool ManagedBy(const model::ObjectMeta& slice, const std::string& managed_by) {
-  const std::string* value = LabelValue(slice.labels, model::kLabelManagedBy);
-  return value != nullptr && *value == managed_by;
-}
-
-// "namespace/<service name>" of a slice (the Endpoints it mirrors), or "" when it names none.
-std::string EndpointsKeyOf(const model::ObjectMeta& slice) {
-  const std::string* service = LabelValue(slice.labels, model::kLabelServiceName);
-  if (service == nullptr || service->empty()) return {};
-  return model::NamespacedName(slice.namespace_, *service);
-}
 
 reconcile::MirroringOptions SourceOptions(const Options& options) {
   reconcile::MirroringOptions source;
@@ -47,16 +32,10 @@ Result<std::unique_ptr<Controller>> Controller::Create(Options options, Deps dep
     return Status(StatusCode::kInvalid,
                   "endpointslice mirroring controller: a client and informers are required");
   }
-  if (options.concurrent_syncs < 1 || options.concurrent_syncs > 50) {
-    return Status(StatusCode::kInvalid,
-                  "--mirroring-concurrent-service-endpoint-syncs must be between 1 and 50, got " +
-                      std::to_string(options.concurrent_syncs));
-  }
-  if (options.max_endpoints_per_subset < 1 || options.max_endpoints_per_subset > 1000) {
-    return Status(StatusCode::kInvalid,
-                  "--mirroring-max-endpoints-per-subset must be between 1 and 1000, got " +
-                      std::to_string(options.max_endpoints_per_subset));
-  }
+  SW_RETURN_IF_ERROR(CheckFlagRange("--mirroring-concurrent-service-endpoint-syncs",
+                                    options.concurrent_syncs, 1, 50));
+  SW_RETURN_IF_ERROR(CheckFlagRange("--mirroring-max-endpoints-per-subset",
+                                    options.max_endpoints_per_subset, 1, 1000));
   if (options.batch_period.count() < 0) {
     return Status(StatusCode::kInvalid,
                   "--mirroring-endpointslice-updates-batch-period must not be negative");
@@ -77,9 +56,7 @@ Result<std::unique_ptr<Controller>> Controller::Create(Options options, Deps dep
   queue_options.clock = deps.clock;
   queue_options.metrics = deps.metrics;
   queue_options.rate_limiter = std::move(limiter).value();
-  Result<std::unique_ptr<runtime::WorkQueue>> queue =
-      runtime::WorkQueue::Create(std::move(queue_options));
-  if (!queue.ok()) return queue.status();
+  SW_ASSIGN_OR_RETURN(std::unique_ptr<SyncLoop> loop, SyncLoop::Create(std::move(queue_options)));
   std::unique_ptr<MirroringMetrics> metrics;
   if (deps.metrics != nullptr) {
     Result<std::unique_ptr<MirroringMetrics>> registered =
@@ -88,18 +65,18 @@ Result<std::unique_ptr<Controller>> Controller::Create(Options options, Deps dep
     metrics = std::move(registered).value();
   }
   std::unique_ptr<Controller> controller(
-      new Controller(std::move(options), deps, std::move(queue).value(), std::move(metrics)));
+      new Controller(std::move(options), deps, std::move(loop), std::move(metrics)));
   controller->RegisterHandlers();
   return controller;
 }
 
-Controller::Controller(Options options, Deps deps, std::unique_ptr<runtime::WorkQueue> queue,
+Controller::Controller(Options options, Deps deps, std::unique_ptr<SyncLoop> loop,
                        std::unique_ptr<MirroringMetrics> metrics)
     : options_(std::move(options)),
       deps_(deps),
       clock_(deps.clock != nullptr ? *deps.clock : SystemClock::Get()),
       source_options_(SourceOptions(options_)),
-      queue_(std::move(queue)),
+      loop_(std::move(loop)),
       slices_client_(*deps.client, client::EndpointSliceCodec()),
       services_(deps.informers->Services()),
       endpoints_(deps.informers->Endpoints()),
@@ -115,23 +92,14 @@ Controller::Controller(Options options, Deps deps, std::unique_ptr<runtime::Work
 Controller::~Controller() { Stop(); }
 
 void Controller::Start() {
-  if (workers_ != nullptr) return;
   runtime::ControllerOptions options;
   options.name = "endpointslice-mirroring";
   options.workers = options_.concurrent_syncs;
   options.max_retries = options_.max_retries;
-  workers_ = std::make_unique<runtime::Controller>(
-      options, *queue_, [this](const std::string& key) { return Sync(key); });
-  workers_->Start();
+  loop_->Start(std::move(options), [this](const std::string& key) { return Sync(key); });
 }
 
-void Controller::Stop() {
-  if (workers_ != nullptr) {
-    workers_->Stop();
-  } else {
-    queue_->ShutDown();
-  }
-}
+void Controller::Stop() { loop_->Stop(); }
 
 // ---- Handlers (keys only, spec §12 "Events") ----
 
@@ -182,12 +150,7 @@ void Controller::RegisterHandlers() {
 }
 
 void Controller::Enqueue(const std::string& key, Clock::Duration delay) {
-  if (key.empty()) return;
-  if (delay <= Clock::Duration::zero()) {
-    queue_->Add(key);
-  } else {
-    queue_->AddAfter(key, delay);
-  }
+  loop_->Enqueue(key, delay);
 }
 
 void Controller::OnServiceUpdate(const model::Service& old_service, const model::Service& service) {
@@ -206,12 +169,12 @@ void Controller::OnSliceChange(const model::ObjectMeta* old_slice, const model::
   const Clock::Duration delay = options_.batch_period;
   const bool ours = ManagedBy(slice, options_.managed_by);
   if (old_slice == nullptr) {
-    if (ours && tracker_.ShouldSync(slice)) Enqueue(EndpointsKeyOf(slice), delay);
+    if (ours && tracker_.ShouldSync(slice)) Enqueue(ServiceKeyOfSlice(slice), delay);
     return;
   }
   // Label-only changes do not bump the generation, so the service-name label is compared here.
-  const std::string old_key = EndpointsKeyOf(*old_slice);
-  const std::string key = EndpointsKeyOf(slice);
+  const std::string old_key = ServiceKeyOfSlice(*old_slice);
+  const std::string key = ServiceKeyOfSlice(slice);
   if (old_key != key) {
     Enqueue(old_key, delay);
     Enqueue(key, delay);
@@ -225,7 +188,7 @@ void Controller::OnSliceDelete(const model::ObjectMeta& slice) {
   if (!ManagedBy(slice, options_.managed_by)) return;
   if (tracker_.Has(slice) && !tracker_.HandleDeletion(slice)) {
     // Someone else deleted a slice we wrote: mirror it again.
-    Enqueue(EndpointsKeyOf(slice), options_.batch_period);
+    Enqueue(ServiceKeyOfSlice(slice), options_.batch_period);
   }
 }
 

@@ -19,11 +19,11 @@
 #include "slicewright/reconcile/endpoints_source.h"
 #include "slicewright/reconcile/metrics_cache.h"
 #include "slicewright/reconcile/tracker.h"
-#include "slicewright/runtime/controller.h"
 #include "slicewright/runtime/events.h"
 #include "slicewright/runtime/metrics.h"
 #include "slicewright/runtime/work_queue.h"
 
+#include "controllers/common/sync_loop.h"
 #include "controllers/mirroring/metrics.h"
 #include "controllers/mirroring/options.h"
 
@@ -61,10 +61,10 @@ class Controller final {
   // Public for tests.
   Status Sync(const std::string& key);
 
-  runtime::WorkQueue& queue() { return *queue_; }
+  runtime::WorkQueue& queue() { return loop_->queue(); }
 
  private:
-  Controller(Options options, Deps deps, std::unique_ptr<runtime::WorkQueue> queue,
+  Controller(Options options, Deps deps, std::unique_ptr<SyncLoop> loop,
              std::unique_ptr<MirroringMetrics> metrics);
   void RegisterHandlers();
   Status SyncOnce(const std::string& key);
@@ -88,7 +88,7 @@ class Controller final {
   const Deps deps_;
   Clock& clock_;
   const reconcile::MirroringOptions source_options_;
-  std::unique_ptr<runtime::WorkQueue> queue_;
+  std::unique_ptr<SyncLoop> loop_;
   client::TypedClient<model::EndpointSlice> slices_client_;
   cache::Informer<model::Service>& services_;
   cache::Informer<model::Endpoints>& endpoints_;
@@ -96,7 +96,6 @@ class Controller final {
   reconcile::EndpointSliceTracker tracker_;
   reconcile::MetricsCache metrics_cache_;
   std::unique_ptr<MirroringMetrics> metrics_;  // nullptr without a registry
-  std::unique_ptr<runtime::Controller> workers_;
 };
 
 }  // namespace slicewright::controllers::mirroring

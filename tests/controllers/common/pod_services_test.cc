@@ -75,5 +75,19 @@ TEST(PodServicesTest, ServicesToUpdateOnPodChange) {
             (Keys{"test/a", "test/all"}));
 }
 
+// The kept annotations (Multus' network status) are a pod change only where a plugin reads them.
+TEST(PodServicesTest, AnnotationsMatterOnlyWhenAsked) {
+  const model::Pod old_pod = MakePod("a", "10.0.0.1", "1");
+  model::Pod attached = MakePod("a", "10.0.0.1", "2");
+  attached.metadata.annotations["k8s.v1.cni.cncf.io/network-status"] = "[]";
+  EXPECT_TRUE(ServicesToUpdateOnPodChange(Services(), old_pod, attached).empty());
+  EXPECT_EQ(ServicesToUpdateOnPodChange(Services(), old_pod, attached, /*annotations_matter=*/true),
+            (Keys{"test/a", "test/all"}));
+  model::Pod moved_and_attached = attached;
+  moved_and_attached.metadata.labels["app"] = "b";
+  EXPECT_EQ(ServicesToUpdateOnPodChange(Services(), old_pod, moved_and_attached, true),
+            (Keys{"test/a", "test/b", "test/all"}));
+}
+
 }  // namespace
 }  // namespace slicewright::controllers
