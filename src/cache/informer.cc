@@ -35,12 +35,12 @@ Kind<T> ModelKind(client::ResourceRef resource,
 // A kind cached as a projection of its model type (CompactPod of model::Pod): decoded as the
 // model, projected item by item, the decoded model dropped at once.
 template <typename Model, typename Compact>
-Kind<Compact> ProjectedKind(client::ResourceRef resource,
+Kind<Compact> ProjectedKind(const client::ResourceRef& resource,
                             Result<codec::ListPage<Model>> (*decode_list)(std::string_view),
                             Result<codec::WatchEvent<Model>> (*decode_event)(std::string_view),
                             std::function<Compact(const Model&)> project) {
   Kind<Compact> kind;
-  kind.resource = std::move(resource);
+  kind.resource = resource;
   kind.decode_list = [decode_list,
                       project](std::string_view json) -> Result<codec::ListPage<Compact>> {
     Result<codec::ListPage<Model>> page = decode_list(json);
