@@ -12,6 +12,7 @@
 
 #include "controllers/common/apply_plan.h"
 #include "controllers/common/pod_services.h"
+#include "controllers/common/slice_events.h"
 #include "controllers/common/slice_labels.h"
 
 namespace slicewright::controllers::endpointslice {
@@ -165,28 +166,16 @@ void Controller::OnPodUpdate(const cache::CompactPod& old_pod, const cache::Comp
 void Controller::OnSliceChange(const model::ObjectMeta* old_slice, const model::ObjectMeta& slice) {
   const Clock::Duration delay =
       std::max<Clock::Duration>(std::chrono::seconds(1), options_.batch_period);
-  const bool ours = ManagedBy(slice, options_.managed_by);
-  if (old_slice == nullptr) {
-    if (ours && tracker_.ShouldSync(slice)) EnqueueService(ServiceKeyOfSlice(slice), delay);
-    return;
+  for (const std::string& key :
+       KeysForSliceChange(old_slice, slice, options_.managed_by, tracker_)) {
+    EnqueueService(key, delay);
   }
-  const std::string old_service = ServiceKeyOfSlice(*old_slice);
-  const std::string service = ServiceKeyOfSlice(slice);
-  if (old_service != service) {
-    EnqueueService(old_service, delay);
-    EnqueueService(service, delay);
-    return;
-  }
-  const bool was_ours = ManagedBy(*old_slice, options_.managed_by);
-  if (ours != was_ours || (ours && tracker_.ShouldSync(slice))) EnqueueService(service, delay);
 }
 
 void Controller::OnSliceDelete(const model::ObjectMeta& slice) {
-  if (!ManagedBy(slice, options_.managed_by)) return;
-  if (tracker_.Has(slice) && !tracker_.HandleDeletion(slice)) {
-    // Someone else deleted a slice we rely on: rebuild it.
-    EnqueueService(ServiceKeyOfSlice(slice), std::chrono::seconds(1));
-  }
+  // Someone else deleted a slice we rely on: rebuild it.
+  EnqueueService(KeyForSliceDeletion(slice, options_.managed_by, tracker_),
+                 std::chrono::seconds(1));
 }
 
 void Controller::OnNodesChanged() {

@@ -9,6 +9,7 @@
 #include "slicewright/runtime/rate_limiter.h"
 
 #include "controllers/common/apply_plan.h"
+#include "controllers/common/slice_events.h"
 #include "controllers/common/slice_labels.h"
 #include "controllers/common/sync_loop.h"
 
@@ -166,30 +167,15 @@ void Controller::OnServiceUpdate(const model::Service& old_service, const model:
 }
 
 void Controller::OnSliceChange(const model::ObjectMeta* old_slice, const model::ObjectMeta& slice) {
-  const Clock::Duration delay = options_.batch_period;
-  const bool ours = ManagedBy(slice, options_.managed_by);
-  if (old_slice == nullptr) {
-    if (ours && tracker_.ShouldSync(slice)) Enqueue(ServiceKeyOfSlice(slice), delay);
-    return;
+  for (const std::string& key :
+       KeysForSliceChange(old_slice, slice, options_.managed_by, tracker_)) {
+    Enqueue(key, options_.batch_period);
   }
-  // Label-only changes do not bump the generation, so the service-name label is compared here.
-  const std::string old_key = ServiceKeyOfSlice(*old_slice);
-  const std::string key = ServiceKeyOfSlice(slice);
-  if (old_key != key) {
-    Enqueue(old_key, delay);
-    Enqueue(key, delay);
-    return;
-  }
-  const bool was_ours = ManagedBy(*old_slice, options_.managed_by);
-  if (ours != was_ours || (ours && tracker_.ShouldSync(slice))) Enqueue(key, delay);
 }
 
 void Controller::OnSliceDelete(const model::ObjectMeta& slice) {
-  if (!ManagedBy(slice, options_.managed_by)) return;
-  if (tracker_.Has(slice) && !tracker_.HandleDeletion(slice)) {
-    // Someone else deleted a slice we wrote: mirror it again.
-    Enqueue(ServiceKeyOfSlice(slice), options_.batch_period);
-  }
+  // Someone else deleted a slice we wrote: mirror it again.
+  Enqueue(KeyForSliceDeletion(slice, options_.managed_by, tracker_), options_.batch_period);
 }
 
 // ---- Sync ----
