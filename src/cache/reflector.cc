@@ -15,6 +15,12 @@ bool WatchListRefused(const Status& status) {
          status.code() == StatusCode::kForbidden || status.code() == StatusCode::kMethodNotAllowed;
 }
 
+// A server (or a proxy in front of it) that accepts WatchList requests but keeps ending them
+// before the initial-events-end bookmark would hold the informer unsynced forever; after this
+// many such ends in a row it gets paginated LISTs instead, as client-go falls back to
+// LIST+WATCH when a WatchList fails.
+constexpr int kWatchListEarlyEndLimit = 3;
+
 // Failures after which the watch resumes from the last resourceVersion instead of relisting: the
 // connection, not the data, was the problem.
 bool ResumableWatchFailure(const Status& status) {
@@ -97,9 +103,17 @@ Status Reflector::ListAndWatch() {
   if (watch_list_supported_) {
     last_resource_version_.clear();
     Status status = WatchLoop(/*initial_sync=*/true);
-    if (!WatchListRefused(status)) return status;
-    SW_LOG(kInfo, "reflector {}: the server refused a WatchList ({}); using LIST from now on",
-           options_.name, status.ToString());
+    if (WatchListRefused(status)) {
+      SW_LOG(kInfo, "reflector {}: the server refused a WatchList ({}); using LIST from now on",
+             options_.name, status.ToString());
+    } else if (watch_list_early_ends_ >= kWatchListEarlyEndLimit) {
+      SW_LOG(kWarning,
+             "reflector {}: {} WatchList streams in a row ended before their initial events did "
+             "(last: {}); using LIST from now on",
+             options_.name, watch_list_early_ends_, status.ToString());
+    } else {
+      return status;
+    }
     watch_list_supported_ = false;
     std::lock_guard lock(mu_);
     stats_.watch_list_supported = false;
@@ -165,12 +179,16 @@ Status Reflector::WatchLoop(bool initial_sync) {
   bool synced = !initial_sync;
   while (!Stopped()) {
     const Clock::TimePoint started = clock_.Now();
-    Status status = WatchOnce(!synced, synced);
+    bool received_lines = false;
+    Status status = WatchOnce(!synced, synced, received_lines);
     if (Stopped()) return Status(StatusCode::kCancelled, "stopped");
+    if (initial_sync && synced) watch_list_early_ends_ = 0;
     if (!synced) {
       // A WatchList that ended before its initial events did: nothing was committed, so the
-      // next attempt starts over.
+      // next attempt starts over. Only a stream the server accepted counts towards giving up on
+      // WatchList; a server that cannot be reached is no evidence against it.
       target_.DiscardStaged();
+      if (status.ok() || received_lines) ++watch_list_early_ends_;
       if (status.ok()) status = Status(StatusCode::kUnavailable, "the WatchList ended early");
       return status;
     }
@@ -192,7 +210,7 @@ Status Reflector::WatchLoop(bool initial_sync) {
   return Status(StatusCode::kCancelled, "stopped");
 }
 
-Status Reflector::WatchOnce(bool initial_sync, bool& synced) {
+Status Reflector::WatchOnce(bool initial_sync, bool& synced, bool& received_lines) {
   client::ListOptions options;
   options.label_selector = options_.label_selector;
   options.field_selector = options_.field_selector;
@@ -221,6 +239,7 @@ Status Reflector::WatchOnce(bool initial_sync, bool& synced) {
   Status status = client_.Watch(
       resource_, options_.namespace_, options,
       [&](std::string_view line) {
+        received_lines = true;
         Result<WatchLineOutcome> outcome = target_.ApplyWatchLine(line, initial_sync && !synced);
         if (!outcome.ok()) {
           if (skip_next_bad_line_at_ == last_resource_version_) {

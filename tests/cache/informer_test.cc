@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include "slicewright/base/log.h"
 #include "slicewright/cache/informer_factory.h"
 #include "slicewright/client/rest_client.h"
 #include "slicewright/client/transport.h"
@@ -555,6 +556,96 @@ TEST_F(InformerFaultTest, StalledWatchIsCutAndResumed) {
   // Events written now are held by the stalled stream until its deadline cuts it.
   WriteAndConverge(*informer, "fff");
   EXPECT_GE(informer->Stats().watch_failures, 1);
+}
+
+// kube-apiserver with the WatchList feature gate off answers sendInitialEvents=true with 422
+// Invalid; older servers answer 400. Either way the informer syncs by LIST and WATCH instead,
+// asks for a WatchList only once, and reports WatchList unsupported.
+TEST_F(InformerFaultTest, WatchListRefusedFallsBackToListAndWatch) {
+  const std::string invalid =
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":)"
+      R"("ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: )"
+      R"(sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",)"
+      R"("reason":"Invalid","code":422})";
+  const std::string bad_request =
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":)"
+      R"("unknown query parameter sendInitialEvents","reason":"BadRequest","code":400})";
+  const struct {
+    int status;
+    std::string body;
+  } refusals[] = {{422, invalid}, {400, bad_request}};
+  int round = 0;
+  for (const auto& refusal : refusals) {
+    SCOPED_TRACE(refusal.status);
+    proxy_->ClearRules();
+    const auto refused = proxy_->Add(fakes::Match::Watch("sendInitialEvents=true").Forever(),
+                                     fakes::Fault::Respond(refusal.status, refusal.body));
+    ReflectorOptions options = FastOptions();
+    options.use_watch_list = true;
+    auto informer = StartInformer(options);
+    ASSERT_TRUE(informer->WaitForSync(20s));
+    EXPECT_EQ(Cached(*informer), ServerServices());
+    const ReflectorStats stats = informer->Stats();
+    EXPECT_FALSE(stats.watch_list_supported);
+    EXPECT_EQ(stats.lists, 1);
+    EXPECT_EQ(stats.list_failures, 0);
+    EXPECT_EQ(proxy_->Hits(refused), 1);
+    // The watch after the LIST carries the changes.
+    WriteAndConverge(*informer, "refused" + std::to_string(round++));
+    EXPECT_EQ(proxy_->Hits(refused), 1);
+    EXPECT_EQ(informer->Stats().lists, 1);
+  }
+}
+
+// A server that accepts WatchList requests but cuts every stream before the initial-events-end
+// bookmark: after three such streams the informer lists instead of retrying forever, and says so
+// once in the log.
+TEST_F(InformerFaultTest, WatchListEndingEarlyFallsBackAfterThreeTries) {
+  std::mutex log_mu;
+  std::vector<std::string> logged;
+  log::SetSinkForTesting([&](log::Severity, std::string_view message) {
+    std::lock_guard lock(log_mu);
+    logged.emplace_back(message);
+  });
+  const auto cut = proxy_->Add(fakes::Match::Watch("sendInitialEvents=true").Forever(),
+                               fakes::Fault::CutStreamAfter(2));
+  ReflectorOptions options = FastOptions();
+  options.use_watch_list = true;
+  auto informer = StartInformer(options);
+  const bool synced = informer->WaitForSync(20s);
+  log::SetSinkForTesting({});
+  ASSERT_TRUE(synced);
+  EXPECT_EQ(Cached(*informer), ServerServices());
+  const ReflectorStats stats = informer->Stats();
+  EXPECT_FALSE(stats.watch_list_supported);
+  EXPECT_EQ(stats.lists, 1);  // the LIST, not a WatchList
+  EXPECT_EQ(proxy_->Hits(cut), 3);
+  WriteAndConverge(*informer, "early");
+  EXPECT_EQ(proxy_->Hits(cut), 3);
+  std::lock_guard lock(log_mu);
+  int fallbacks = 0;
+  for (const std::string& line : logged) {
+    if (line.find("WatchList streams in a row ended before their initial events") !=
+        std::string::npos) {
+      ++fallbacks;
+    }
+  }
+  EXPECT_EQ(fallbacks, 1);
+}
+
+// A WatchList cut early fewer times than the limit is retried and still syncs from its initial
+// events.
+TEST_F(InformerFaultTest, WatchListEndingEarlyTwiceStillSyncsByWatchList) {
+  const auto cut = proxy_->Add(fakes::Match::Watch("sendInitialEvents=true").Times(2),
+                               fakes::Fault::CutStreamAfter(2));
+  ReflectorOptions options = FastOptions();
+  options.use_watch_list = true;
+  auto informer = StartInformer(options);
+  ASSERT_TRUE(informer->WaitForSync(20s));
+  EXPECT_EQ(proxy_->Hits(cut), 2);
+  EXPECT_EQ(Cached(*informer), ServerServices());
+  EXPECT_TRUE(informer->Stats().watch_list_supported);
+  WriteAndConverge(*informer, "twice");
 }
 
 }  // namespace

@@ -57,7 +57,8 @@ struct ReflectorOptions {
   std::string label_selector;
   std::string field_selector;
   std::int64_t page_size = 500;  // LIST limit, as client-go's pager
-  // Try WatchList (sendInitialEvents=true) first; a server that refuses it gets paginated LISTs
+  // Try WatchList (sendInitialEvents=true) first; a server that refuses it, or that ends three
+  // WatchList streams in a row before their initial-events-end bookmark, gets paginated LISTs
   // from then on.
   bool use_watch_list = false;
   // Each watch asks the server to end it after a random time in [min, 2 min), so watches spread
@@ -108,8 +109,8 @@ class Reflector final {
   // Watches from last_resource_version_ until a relist is needed (its Status) or Stop().
   Status WatchLoop(bool initial_sync);
   // One watch request. `initial_sync`: a WatchList stream whose initial events are staged until
-  // the initial-events-end bookmark.
-  Status WatchOnce(bool initial_sync, bool& synced);
+  // the initial-events-end bookmark. Sets `received_lines` when the stream delivered any line.
+  Status WatchOnce(bool initial_sync, bool& synced, bool& received_lines);
   // Waits out the current backoff (or until Stop()); false when stopped.
   bool Backoff();
   bool Stopped() const;
@@ -130,6 +131,9 @@ class Reflector final {
   // Run()'s thread only.
   std::string last_resource_version_;
   bool watch_list_supported_;
+  // WatchList streams in a row that the server accepted but that ended before their initial
+  // events did; reset by a completed initial sync.
+  int watch_list_early_ends_ = 0;
   Clock::Duration backoff_{};
   // The resourceVersion at which a watch line last failed to decode (see WatchOnce).
   std::optional<std::string> skip_next_bad_line_at_;
