@@ -286,11 +286,21 @@ Status RestClient::Watch(const ResourceRef& resource, std::string_view namespace
   }
   std::string partial;  // an event line split across reads
   bool stopped = false;
+  Status overlong;  // set when a line outgrew options_.max_watch_line_bytes
   std::int64_t delivered = 0;
   const BodyConsumer consume = [&](std::string_view data) {
     while (!data.empty()) {
       const std::size_t newline = data.find('\n');
       if (newline == std::string_view::npos) {
+        if (partial.size() + data.size() > options_.max_watch_line_bytes) {
+          overlong = Status(StatusCode::kUnavailable,
+                            "watch of " + resource.resource + ": an event line exceeded " +
+                                std::to_string(options_.max_watch_line_bytes) +
+                                " bytes without a newline");
+          partial.clear();
+          partial.shrink_to_fit();
+          return false;
+        }
         partial.append(data);
         return true;
       }
@@ -314,6 +324,8 @@ Status RestClient::Watch(const ResourceRef& resource, std::string_view namespace
     throttle_->Wait();
     partial.clear();
     Result<Response> result = transport_->Stream(request, consume, canceller);
+    // Not retried: the same server would most likely send the same line again.
+    if (!overlong.ok()) return overlong;
     if (result.ok() && result->status >= 200 && result->status < 300) return Status::Ok();
     if (stopped) return Status::Ok();
     // Once events arrived, reopening at the same resourceVersion would repeat them: the caller

@@ -2,6 +2,7 @@
 #include <chrono>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -509,6 +510,41 @@ TEST_F(FaultInjectionWatchTest, WatchStatusAnswersAreErrors) {
   EXPECT_EQ(watched.code(), StatusCode::kExpired);
   EXPECT_EQ(watched.message(), "too old resource version");
   EXPECT_TRUE(names.empty());
+}
+
+// A stream that keeps sending bytes without a newline (a broken server or proxy) must not grow the
+// client's line buffer without bound: past max_watch_line_bytes the watch fails, naming the
+// resource, and is not reopened. Lines within the limit are still delivered.
+TEST_F(FaultInjectionTest, WatchLineWithoutNewlineIsCappedAndFailsTheWatch) {
+  const std::string event = R"({"type":"ADDED"})"
+                            "\n";
+  const std::string endless(256 * 1024, 'x');
+  std::ostringstream chunk_size;
+  chunk_size << std::hex << event.size() + endless.size();
+  const RuleId raw = proxy->Add(Match::Watch("/services").Forever(),
+                                Fault::Raw("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                           "Transfer-Encoding: chunked\r\n\r\n" +
+                                           chunk_size.str() + "\r\n" + event + endless + "\r\n"));
+  RestClientOptions options;
+  options.clock = &clock;
+  options.qps = 1000;
+  options.burst = 1000;
+  options.max_watch_line_bytes = 4096;
+  auto made = RestClient::Create(transport, options);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  std::vector<std::string> lines;
+  Status watched = (*made)->Watch(
+      services, "default", {},
+      [&](std::string_view line) {
+        lines.emplace_back(line);
+        return true;
+      },
+      nullptr);
+  EXPECT_EQ(watched.code(), StatusCode::kUnavailable) << watched.ToString();
+  EXPECT_EQ(watched.message(),
+            "watch of services: an event line exceeded 4096 bytes without a newline");
+  EXPECT_EQ(lines, std::vector<std::string>{R"({"type":"ADDED"})"});
+  EXPECT_EQ(proxy->Hits(raw), 1);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -82,7 +83,11 @@ struct RestClientOptions {
   std::chrono::milliseconds request_timeout{30'000};
   std::chrono::milliseconds list_timeout{120'000};
   std::string field_manager;  // sent as ?fieldManager= on writes when set
-  Clock* clock = nullptr;     // null: SystemClock (waits for the rate limit and backoff)
+  // The longest watch event line buffered while its newline is awaited. A stream that sends more
+  // without one (a broken server or proxy) fails that watch rather than growing memory without
+  // bound. Kubernetes objects are at most a few MiB (etcd's request limit is 1.5 MiB).
+  std::size_t max_watch_line_bytes = std::size_t{16} << 20;
+  Clock* clock = nullptr;  // null: SystemClock (waits for the rate limit and backoff)
 };
 
 class RestClient final {
@@ -118,7 +123,8 @@ class RestClient final {
   // cancelled (kCancelled). Opening it is retried like a GET; a non-2xx answer is its Status
   // (410: kExpired, relist). Lines are not decoded here. With options.timeout_seconds set, a
   // stream still open a grace period (a quarter of it, 1 to 30 s) after the server should have
-  // ended it is cut with kTimeout, so a stalled connection cannot hold a watcher forever.
+  // ended it is cut with kTimeout, so a stalled connection cannot hold a watcher forever. A line
+  // longer than options.max_watch_line_bytes ends the watch with kUnavailable naming the resource.
   Status Watch(const ResourceRef& resource, std::string_view namespace_, const ListOptions& options,
                const std::function<bool(std::string_view line)>& on_event,
                StreamCanceller* canceller);
