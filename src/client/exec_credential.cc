@@ -24,8 +24,6 @@ extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX decl
 namespace slicewright::client {
 namespace {
 
-constexpr std::size_t kStderrExcerpt = 512;
-
 // Sets NAME=value in `env`, replacing an earlier entry of the same name (getenv would see the
 // first one, so appending is not enough).
 void SetEnv(std::vector<std::string>& env, std::string_view name, std::string_view value) {
@@ -47,15 +45,6 @@ std::vector<std::string> ProcessEnviron() {
     env.emplace_back(*entry);
   }
   return env;
-}
-
-// The last kStderrExcerpt bytes of stderr, whitespace-trimmed, for an error message.
-std::string StderrExcerpt(std::string_view err) {
-  while (!err.empty() && (err.back() == '\n' || err.back() == ' ' || err.back() == '\r')) {
-    err.remove_suffix(1);
-  }
-  if (err.size() <= kStderrExcerpt) return std::string(err);
-  return "..." + std::string(err.substr(err.size() - kStderrExcerpt));
 }
 
 std::chrono::system_clock::time_point ToTimePoint(model::Time time) {
@@ -202,8 +191,12 @@ Result<ExecCredential> ExecCredentialProvider::Run() {
     std::string message = who;
     message += result.signal != 0 ? "killed by signal " + std::to_string(result.signal)
                                   : "exit status " + std::to_string(result.exit_code);
-    const std::string excerpt = StderrExcerpt(result.err);
-    if (!excerpt.empty()) message += "; stderr: " + excerpt;
+    // Only the size of what the plugin wrote to stderr: plugins echo tokens, refresh tokens and
+    // cloud secrets there, and this Status reaches the logs (the reflector logs its failures).
+    if (!result.err.empty()) {
+      message += "; it wrote " + std::to_string(result.err.size()) +
+                 " bytes to stderr (not shown: it may hold secrets)";
+    }
     return Status(StatusCode::kUnauthorized, std::move(message));
   }
   Result<ExecCredential> parsed = ParseExecCredential(result.out, config_.api_version);

@@ -64,7 +64,8 @@ class ExecCredentialProvider final {
   // The cached credential while it has not expired, else runs the plugin. Errors name the plugin
   // ("exec plugin \"/usr/bin/aws\": ...") and never hold the credential:
   //   kNotFound  the command does not exist (the installHint is appended)
-  //   kUnauthorized  non-zero exit ("exit status 3; stderr: <last 512 bytes>"), or no token and
+  //   kUnauthorized  non-zero exit ("exit status 3; it wrote 27 bytes to stderr (not shown: it
+  //              may hold secrets)"; the text is never included), or no token and
   //              no certificate in the status, or an interactiveMode of Always (we have no TTY)
   //   kTimeout   killed after options.timeout
   //   kBadRequest  stdout not JSON, wrong kind or apiVersion, missing status, a malformed
