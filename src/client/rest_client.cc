@@ -55,6 +55,9 @@ std::string_view PatchContentType(PatchType type) {
   return "application/merge-patch+json";
 }
 
+// The longest Retry-After honoured.
+constexpr std::chrono::seconds kMaxRetryAfter{600};
+
 bool Retryable5xx(int status) {
   return status == 500 || status == 502 || status == 503 || status == 504;
 }
@@ -152,7 +155,13 @@ std::optional<Clock::Duration> RestClient::RetryDelay(const Request& request,
     retry_after = result->retry_after;
   }
   if (!retry) return std::nullopt;
-  if (retry_after) return std::chrono::duration_cast<Clock::Duration>(*retry_after);
+  if (retry_after) {
+    // A server (or a proxy) may ask for hours; client-go waits what it says, but a controller
+    // that stops talking to its API server for that long has stopped working. Past the cap the
+    // retry still comes, and a server still overloaded answers 429 again.
+    return std::chrono::duration_cast<Clock::Duration>(
+        std::min<std::chrono::seconds>(*retry_after, kMaxRetryAfter));
+  }
   // Exponential with full jitter in [base/2, base] (wait.Backoff with Jitter), capped.
   auto base = options_.initial_backoff * (1LL << std::min(attempt, 20));
   base = std::min<std::chrono::milliseconds>(base, options_.max_backoff);

@@ -82,6 +82,15 @@ TEST(ResourceRefTest, PathsAndQueries) {
   EXPECT_EQ(ListOptions{}.Query(false), "");
 }
 
+// kube-controller-manager's --kube-api-qps 20 and --kube-api-burst 30: the load a default
+// deployment puts on the API server.
+TEST(RestClientOptionsTest, DefaultsAreKubeControllerManagers) {
+  const RestClientOptions options;
+  EXPECT_EQ(options.qps, 20);
+  EXPECT_EQ(options.burst, 30);
+  EXPECT_EQ(options.max_watch_line_bytes, std::size_t{16} << 20);
+}
+
 class RestClientApiServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -254,6 +263,39 @@ TEST(RestClientRetryTest, RetriesAnyRequestOn429HonouringRetryAfter) {
   ASSERT_NE(client, nullptr);
   EXPECT_TRUE(client->Create(ServicesResource(), "default", "{}").ok());
   EXPECT_EQ(script.calls, 3);
+}
+
+// A Retry-After of an hour is waited for 10 minutes only.
+TEST(RestClientRetryTest, RetryAfterIsCappedAtTenMinutes) {
+  Script script;
+  script.statuses = {429};
+  script.retry_after = "3600";
+  auto server = ServeScript(script);
+  ASSERT_NE(server, nullptr);
+  FakeClock clock;
+  RestClientOptions options;
+  options.qps = 1000;
+  options.burst = 1000;
+  options.clock = &clock;
+  auto client = MakeClient(server->port(), options);
+  ASSERT_NE(client, nullptr);
+  std::atomic<bool> done{false};
+  std::thread request([&] {
+    EXPECT_TRUE(client->Get(ServicesResource(), "default", "web").ok());
+    done = true;
+  });
+  while (clock.Waiters() == 0) std::this_thread::yield();
+  clock.Advance(std::chrono::seconds(599));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(done);
+  EXPECT_EQ(script.calls, 1);
+  clock.Advance(std::chrono::seconds(1));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!done && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  EXPECT_TRUE(done);
+  if (!done) clock.Advance(std::chrono::hours(1));  // let the thread finish before failing
+  request.join();
+  EXPECT_EQ(script.calls, 2);
 }
 
 TEST(RestClientRetryTest, ConcurrentRequestsWaitForTheRateLimit) {

@@ -180,6 +180,15 @@ TEST_F(LeaderElectionTest, RejectsConfigsClientGoRejects) {
   EXPECT_FALSE(rejected([](auto&) {}));
 }
 
+// kube-controller-manager's --leader-elect-lease-duration, --leader-elect-renew-deadline and
+// --leader-elect-retry-period defaults; changing them changes failover time for every deployment.
+TEST(LeaderElectionConfigTest, DefaultsAreKubeControllerManagers) {
+  const LeaderElectionConfig config;
+  EXPECT_EQ(config.lease_duration, seconds(15));
+  EXPECT_EQ(config.renew_deadline, seconds(10));
+  EXPECT_EQ(config.retry_period, seconds(2));
+}
+
 TEST(DefaultIdentityTest, HostNameAndUuid) {
   Result<std::string> a = DefaultIdentity();
   Result<std::string> b = DefaultIdentity();

@@ -2,8 +2,8 @@
 // resource paths, list and watch options, the patch types, metav1.Status answers turned into
 // Status values, a client-side request rate (kube-controller-manager's --kube-api-qps 20 and
 // --kube-api-burst 30) and retries with jittered exponential backoff for 429 (honouring
-// Retry-After), 5xx and connection failures of requests that may be repeated. Bodies stay JSON
-// text: typed callers decode them with the codec. Thread-safe.
+// Retry-After up to 10 minutes), 5xx and connection failures of requests that may be repeated.
+// Bodies stay JSON text: typed callers decode them with the codec. Thread-safe.
 #pragma once
 
 #include <chrono>
