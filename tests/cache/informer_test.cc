@@ -63,6 +63,7 @@ class InformerTest : public ::testing::Test {
     options.data_dir = dir_.path();
     options.history_events = history;
     options.io_threads = 2;
+    options.api.bookmark_interval = bookmark_interval_;
     auto started = apiserver::RunningApiServer::Start(options);
     ASSERT_TRUE(started.ok()) << started.status().ToString();
     server_ = std::move(started).value();
@@ -148,6 +149,7 @@ class InformerTest : public ::testing::Test {
   }
 
   TempDir dir_;
+  std::chrono::seconds bookmark_interval_{60};  // the server's, for servers started from now on
   std::unique_ptr<apiserver::RunningApiServer> server_;
   std::unique_ptr<client::RestClient> client_;
 };
@@ -344,6 +346,116 @@ TEST_F(InformerTest, LabelSelectorsSplitServices) {
   ASSERT_TRUE(Eventually([&] { return unlabelled.store().size() == 0; }));
   std::lock_guard lock(recorder.mu);
   EXPECT_EQ(recorder.deletes, 1);
+}
+
+// An informer that sees no event of its own keeps moving its resourceVersion with the server's
+// bookmarks. Unrelated writes then push its list's resourceVersion out of the server's history,
+// and when its watch is cut it resumes from the bookmark's resourceVersion: no 410, no relist.
+// Ignoring bookmarks would leave it at the list's resourceVersion and cost a relist.
+TEST_F(InformerTest, BookmarksKeepAQuietWatchResumableAfterCompaction) {
+  bookmark_interval_ = 1s;
+  RestartServer(/*history=*/10);
+  CreateService("watched", R"("tier":"watched")");
+  ReflectorOptions options = FastOptions();
+  options.label_selector = "tier=watched";
+  Informer<model::Service> informer(*client_, ServiceKind(), options);
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(10s));
+  const std::string listed_at = informer.Stats().last_resource_version;
+
+  std::string last_write;
+  for (int i = 0; i < 30; ++i) {
+    Result<std::string> created = client_->Create(client::ServicesResource(), "default",
+                                                  ServiceJson("noise-" + std::to_string(i)));
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    Result<model::Service> decoded = codec::DecodeService(*created);
+    ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+    last_write = decoded->metadata.resource_version;
+  }
+  // Only a bookmark can carry the noise's resourceVersion to an informer that filters it out.
+  ASSERT_TRUE(Eventually([&] {
+    const std::string seen = informer.Stats().last_resource_version;
+    return !seen.empty() && std::stoll(seen) >= std::stoll(last_write);
+  })) << "the informer is still at resourceVersion "
+      << informer.Stats().last_resource_version << "; the writes reached " << last_write;
+
+  RestartServer(/*history=*/10);  // cuts the watch
+  // The list's resourceVersion is gone from the history: resuming from it would be a 410.
+  client::ListOptions from_list;
+  from_list.resource_version = listed_at;
+  from_list.timeout_seconds = 1;
+  Status expired_event;
+  Status opened = client_->Watch(
+      client::ServicesResource(), "", from_list,
+      [&](std::string_view line) {
+        Result<codec::WatchEvent<model::Service>> event = codec::DecodeServiceWatchEvent(line);
+        if (event.ok() && event->type == codec::WatchEventType::kError)
+          expired_event = event->error;
+        return true;
+      },
+      nullptr);
+  EXPECT_EQ(opened.ok() ? expired_event.code() : opened.code(), StatusCode::kExpired);
+
+  CreateService("watched-2", R"("tier":"watched")");
+  ASSERT_TRUE(Eventually([&] { return informer.store().Get("default", "watched-2") != nullptr; }));
+  const ReflectorStats stats = informer.Stats();
+  EXPECT_EQ(stats.expired, 0);
+  EXPECT_EQ(stats.lists, 1);
+  EXPECT_EQ(informer.store().size(), 2U);
+}
+
+// A field selector on metadata.name caches that one object, through its watch events too; other
+// objects' changes never reach the cache or the handlers.
+TEST_F(InformerTest, FieldSelectorCachesOnlyTheNamedObject) {
+  CreateService("x");
+  CreateService("y");
+  CreateService("xx");
+  ReflectorOptions options = FastOptions();
+  options.field_selector = "metadata.name=x";
+  Informer<model::Service> informer(*client_, ServiceKind(), options);
+  std::mutex mu;
+  std::vector<std::string> seen;  // "add x", "update x", "delete x"
+  EventHandler<model::Service> handler;
+  handler.on_add = [&](const auto& object, bool) {
+    std::lock_guard lock(mu);
+    seen.push_back("add " + object->metadata.name);
+  };
+  handler.on_update = [&](const auto&, const auto& object) {
+    std::lock_guard lock(mu);
+    seen.push_back("update " + object->metadata.name);
+  };
+  handler.on_delete = [&](const auto& object, bool) {
+    std::lock_guard lock(mu);
+    seen.push_back("delete " + object->metadata.name);
+  };
+  informer.AddEventHandler(handler);
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(10s));
+  EXPECT_EQ(Cached(informer), (std::map<std::string, std::string>{{"x", ServerServices()["x"]}}));
+
+  // Changes to the others come first: once x's own change has arrived, theirs would have too.
+  LabelService("y", R"("n":"1")");
+  CreateService("z");
+  DeleteService("xx");
+  LabelService("x", R"("n":"1")");
+  ASSERT_TRUE(Eventually([&] {
+    const auto cached = informer.store().Get("default", "x");
+    return cached != nullptr && cached->metadata.labels.count("n") == 1;
+  }));
+  DeleteService("x");
+  ASSERT_TRUE(Eventually([&] { return informer.store().size() == 0; }));
+  CreateService("x");
+  ASSERT_TRUE(Eventually([&] { return informer.store().size() == 1; }));
+  LabelService("y", R"("n":"2")");
+  CreateService("x2");
+  LabelService("x", R"("n":"2")");
+  ASSERT_TRUE(Eventually([&] {
+    const auto cached = informer.store().Get("default", "x");
+    return cached != nullptr && cached->metadata.labels.count("n") == 1;
+  }));
+  EXPECT_EQ(Cached(informer), (std::map<std::string, std::string>{{"x", ServerServices()["x"]}}));
+  std::lock_guard lock(mu);
+  EXPECT_EQ(seen, (std::vector<std::string>{"add x", "update x", "delete x", "add x", "update x"}));
 }
 
 TEST_F(InformerTest, CompactPodCache) {
