@@ -19,8 +19,8 @@
 #include "apiserver/rest/serve.h"
 #include "client/client_test_util.h"
 
-// RestClient against the real embedded API server (CRUD, errors, watch, 410), and against a
-// scripted HTTP server for retries and the client-side rate limit.
+// RestClient against the real embedded API server (CRUD, errors, watch, 410, custom resources),
+// and against a scripted HTTP server for retries and the client-side rate limit.
 namespace slicewright::client {
 namespace {
 
@@ -192,6 +192,86 @@ TEST_F(RestClientApiServerTest, WatchStreamsEventsAndReportsExpiredHistory) {
   // kube-apiserver answers a compacted resourceVersion either with an ERROR event or a 410.
   const StatusCode code = opened.ok() ? expired_in_stream.code() : opened.code();
   EXPECT_EQ(code, StatusCode::kExpired) << opened.ToString() << " " << expired_in_stream.ToString();
+}
+
+// Custom resources need no types: once a CRD is established, a ResourceRef naming its group,
+// version and plural is all RestClient needs for create, get, list, patch, watch and delete.
+TEST_F(RestClientApiServerTest, UntypedCustomResources) {
+  const ResourceRef crds{"apiextensions.k8s.io", "v1", "customresourcedefinitions", false};
+  const nlohmann::json crd = {
+      {"apiVersion", "apiextensions.k8s.io/v1"},
+      {"kind", "CustomResourceDefinition"},
+      {"metadata", {{"name", "widgets.example.com"}}},
+      {"spec",
+       {{"group", "example.com"},
+        {"scope", "Namespaced"},
+        {"names", {{"plural", "widgets"}, {"singular", "widget"}, {"kind", "Widget"}}},
+        {"versions",
+         {{{"name", "v1"},
+           {"served", true},
+           {"storage", true},
+           {"schema",
+            {{"openAPIV3Schema",
+              {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}}}}}}};
+  nlohmann::json created_crd = Parse(client->Create(crds, "", crd.dump()));
+  EXPECT_EQ(created_crd["metadata"]["name"], "widgets.example.com");
+  EXPECT_EQ(Parse(client->Get(crds, "", "widgets.example.com"))["spec"]["group"], "example.com");
+
+  const ResourceRef widgets{"example.com", "v1", "widgets", true};
+  EXPECT_EQ(widgets.Path("default", "a"), "/apis/example.com/v1/namespaces/default/widgets/a");
+  auto widget = [](std::string_view name, int size, std::string_view color) {
+    return nlohmann::json{{"apiVersion", "example.com/v1"},
+                          {"kind", "Widget"},
+                          {"metadata", {{"name", name}, {"labels", {{"color", color}}}}},
+                          {"spec", {{"size", size}}}}
+        .dump();
+  };
+  nlohmann::json a = Parse(client->Create(widgets, "default", widget("a", 1, "red")));
+  EXPECT_EQ(a["kind"], "Widget");
+  EXPECT_EQ(a["spec"]["size"], 1);
+  const std::string after_a = a["metadata"]["resourceVersion"];
+  ASSERT_TRUE(client->Create(widgets, "default", widget("b", 2, "blue")).ok());
+  EXPECT_EQ(client->Create(widgets, "default", widget("a", 1, "red")).status().code(),
+            StatusCode::kAlreadyExists);
+
+  nlohmann::json fetched = Parse(client->Get(widgets, "default", "b"));
+  EXPECT_EQ(fetched["spec"]["size"], 2);
+  ListOptions blue;
+  blue.label_selector = "color=blue";
+  nlohmann::json listed = Parse(client->List(widgets, "", blue));
+  ASSERT_EQ(listed["items"].size(), 1U);
+  EXPECT_EQ(listed["items"][0]["metadata"]["name"], "b");
+  EXPECT_EQ(Parse(client->List(widgets, "default", {}))["items"].size(), 2U);
+
+  nlohmann::json patched = Parse(
+      client->Patch(widgets, "default", "a", PatchType::kMergePatch, R"({"spec":{"size":5}})"));
+  EXPECT_EQ(patched["spec"]["size"], 5);
+
+  // The watch from after a's creation sees b's creation and a's patch.
+  ListOptions from;
+  from.resource_version = after_a;
+  from.timeout_seconds = 5;
+  std::vector<std::string> events;
+  Status watched = client->Watch(
+      widgets, "default", from,
+      [&](std::string_view line) {
+        const nlohmann::json event = nlohmann::json::parse(line, nullptr, false);
+        EXPECT_FALSE(event.is_discarded()) << line;
+        if (event.is_discarded()) return false;
+        events.push_back(event["type"].get<std::string>() + " " +
+                         event["object"]["metadata"]["name"].get<std::string>() + " " +
+                         event["object"]["spec"]["size"].dump());
+        return events.size() < 2;
+      },
+      nullptr);
+  EXPECT_TRUE(watched.ok()) << watched.ToString();
+  EXPECT_EQ(events, (std::vector<std::string>{"ADDED b 2", "MODIFIED a 5"}));
+
+  ASSERT_TRUE(client->Delete(widgets, "default", "a", {}).ok());
+  EXPECT_EQ(client->Get(widgets, "default", "a").status().code(), StatusCode::kNotFound);
+  // An unknown group/version/resource is the server's 404, not a client error.
+  const ResourceRef gadgets{"example.com", "v1", "gadgets", true};
+  EXPECT_EQ(client->List(gadgets, "default", {}).status().code(), StatusCode::kNotFound);
 }
 
 // Scripted answers for the retry and rate-limit tests.
