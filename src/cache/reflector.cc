@@ -167,11 +167,14 @@ Status Reflector::List() {
     target_.DiscardStaged();
     return Status(StatusCode::kCancelled, "stopped");
   }
-  target_.CommitStaged(resource_version);
+  // Stats first: the commit makes the informer synced, and whoever waited for that may read them.
   last_resource_version_ = resource_version;
-  std::lock_guard lock(mu_);
-  ++stats_.lists;
-  stats_.last_resource_version = resource_version;
+  {
+    std::lock_guard lock(mu_);
+    ++stats_.lists;
+    stats_.last_resource_version = resource_version;
+  }
+  target_.CommitStaged(resource_version);
   return Status();
 }
 
@@ -261,10 +264,13 @@ Status Reflector::WatchOnce(bool initial_sync, bool& synced, bool& received_line
             return false;
           case WatchLineOutcome::Kind::kBookmark:
             if (initial_sync && !synced && outcome->initial_events_end) {
+              {
+                std::lock_guard lock(mu_);
+                ++stats_.lists;
+                stats_.last_resource_version = outcome->resource_version;
+              }
               target_.CommitStaged(outcome->resource_version);
               synced = true;
-              std::lock_guard lock(mu_);
-              ++stats_.lists;
             }
             break;
           case WatchLineOutcome::Kind::kObject:

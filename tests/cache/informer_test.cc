@@ -362,6 +362,7 @@ TEST_F(InformerTest, BookmarksKeepAQuietWatchResumableAfterCompaction) {
   informer.Start();
   ASSERT_TRUE(informer.WaitForSync(10s));
   const std::string listed_at = informer.Stats().last_resource_version;
+  ASSERT_FALSE(listed_at.empty());
 
   std::string last_write;
   for (int i = 0; i < 30; ++i) {
