@@ -188,10 +188,14 @@ Status Reflector::WatchLoop(bool initial_sync) {
     if (initial_sync && synced) watch_list_early_ends_ = 0;
     if (!synced) {
       // A WatchList that ended before its initial events did: nothing was committed, so the
-      // next attempt starts over. Only a stream the server accepted counts towards giving up on
-      // WatchList; a server that cannot be reached is no evidence against it.
+      // next attempt starts over. Only a stream the server accepted, or a 500 it answered (an
+      // aggregated or watch-cache-less server whose storage lacks WatchList says so with a plain
+      // error), counts towards giving up on WatchList; a server that cannot be reached is no
+      // evidence against it.
       target_.DiscardStaged();
-      if (status.ok() || received_lines) ++watch_list_early_ends_;
+      if (status.ok() || received_lines || status.code() == StatusCode::kInternal) {
+        ++watch_list_early_ends_;
+      }
       if (status.ok()) status = Status(StatusCode::kUnavailable, "the WatchList ended early");
       return status;
     }

@@ -746,6 +746,28 @@ TEST_F(InformerFaultTest, WatchListEndingEarlyFallsBackAfterThreeTries) {
   EXPECT_EQ(fallbacks, 1);
 }
 
+// A server whose storage lacks WatchList may answer it with a plain 500 rather than a 422: that,
+// too, ends in LIST+WATCH after three tries instead of retrying forever.
+TEST_F(InformerFaultTest, WatchListAnswered500FallsBackAfterThreeTries) {
+  const auto failed = proxy_->Add(
+      fakes::Match::Watch("sendInitialEvents=true").Forever(),
+      fakes::Fault::Respond(
+          500, R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+               R"("message":"sendInitialEvents is forbidden for watch unless the WatchList )"
+               R"(feature gate is enabled","reason":"InternalError","code":500})"));
+  ReflectorOptions options = FastOptions();
+  options.use_watch_list = true;
+  auto informer = StartInformer(options);
+  ASSERT_TRUE(informer->WaitForSync(20s));
+  EXPECT_EQ(Cached(*informer), ServerServices());
+  EXPECT_FALSE(informer->Stats().watch_list_supported);
+  EXPECT_EQ(informer->Stats().lists, 1);
+  const int hits = proxy_->Hits(failed);
+  EXPECT_GE(hits, 3);  // three WatchLists, each perhaps retried by RestClient
+  WriteAndConverge(*informer, "five-hundred");
+  EXPECT_EQ(proxy_->Hits(failed), hits);
+}
+
 // A WatchList cut early fewer times than the limit is retried and still syncs from its initial
 // events.
 TEST_F(InformerFaultTest, WatchListEndingEarlyTwiceStillSyncsByWatchList) {

@@ -57,9 +57,9 @@ struct ReflectorOptions {
   std::string label_selector;
   std::string field_selector;
   std::int64_t page_size = 500;  // LIST limit, as client-go's pager
-  // Try WatchList (sendInitialEvents=true) first; a server that refuses it, or that ends three
-  // WatchList streams in a row before their initial-events-end bookmark, gets paginated LISTs
-  // from then on.
+  // Try WatchList (sendInitialEvents=true) first; a server that refuses it, or that three times in
+  // a row ends a WatchList stream before its initial-events-end bookmark or answers it with a
+  // 500, gets paginated LISTs from then on.
   bool use_watch_list = false;
   // Each watch asks the server to end it after a random time in [min, 2 min), so watches spread
   // out and none lives forever (client-go: 5 minutes).
