@@ -104,7 +104,11 @@ struct Fixture {
 
   reconcile::DesiredEndpoints Desired() const {
     auto lookup = [this](std::string_view name) { return FindNode(name); };
-    return reconcile::DesiredFromService(service, pod_ptrs, lookup, {});
+    // As the controller derives them: cut into runs of maxEndpointsPerSlice (the default, 100).
+    reconcile::ServiceSourceOptions options;
+    options.slice_capacity =
+        static_cast<std::size_t>(reconcile::PlanOptions{}.max_endpoints_per_slice);
+    return reconcile::DesiredFromService(service, pod_ptrs, lookup, options);
   }
 };
 

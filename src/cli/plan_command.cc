@@ -102,6 +102,7 @@ std::vector<ServicePlan> PlanAll(const ClusterState& state, const PlanCommandOpt
     // A freshly started controller's trigger-time tracker has not seen the Service yet, so it
     // reports the Service's creation time (spec §8).
     source_options.trigger_time = service->metadata.creation_timestamp.value_or(model::Time{});
+    source_options.slice_capacity = static_cast<std::size_t>(options.max_endpoints_per_slice);
     auto node_lookup = [&](std::string_view name) -> const model::Node* {
       auto it = state.nodes.find(std::string(name));
       return it == state.nodes.end() ? nullptr : it->second;

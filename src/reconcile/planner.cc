@@ -269,46 +269,63 @@ bool OwnedBy(const EndpointSlice& slice, const Owner& owner) {
 // runs of consecutive desired endpoints, so a full resync costs one comparison per endpoint.
 class DesiredSet {
  public:
-  // `fingerprints`: nullptr, or the group's keys, one per endpoint.
-  DesiredSet(std::span<const Endpoint> endpoints, std::vector<Endpoint>* movable,
-             const FingerprintRun* fingerprints)
-      : endpoints_(endpoints), movable_(movable), size_(endpoints.size()) {
+  // `movable`: the same group when the caller gave up its input (endpoints are then moved out),
+  // else nullptr. `fingerprints`: nullptr, or the group's keys, one per endpoint.
+  DesiredSet(const EndpointGroup& group, EndpointGroup* movable, const FingerprintRun* fingerprints)
+      : endpoints_(group.endpoints),
+        movable_(movable),
+        run_capacity_(group.runs.empty() ? 0 : group.run_capacity),
+        size_(group.endpoint_count()) {
+    if (run_capacity_ != 0) {
+      SW_CHECK(group.endpoints.empty());
+      by_position_.reserve(size_);
+      for (const std::vector<Endpoint>& run : group.runs) {
+        for (const Endpoint& endpoint : run) {
+          by_position_.push_back(&endpoint);
+        }
+      }
+    }
     bool sorted_unique = true;
-    if (fingerprints != nullptr && !endpoints.empty()) {
+    if (group.sorted_unique) {
+#ifndef NDEBUG
+      for (std::size_t i = 1; i < size_; ++i) {
+        SW_DCHECK(StrictlyBefore(Input(i - 1), Input(i)));
+      }
+#endif
+    } else if (fingerprints != nullptr && run_capacity_ == 0 && !endpoints_.empty()) {
       // The keys hold the addresses back to back: no visit to the endpoints' address vectors.
       const char* keys = fingerprints->keys.data();
       const std::uint32_t* ends = fingerprints->ends.data();
       std::string_view previous = SingleAddressOfKey(keys, ends[0]);
-      for (std::size_t i = 1; i < endpoints.size(); ++i) {
+      for (std::size_t i = 1; i < endpoints_.size(); ++i) {
         const std::string_view current =
             SingleAddressOfKey(keys + ends[i - 1], ends[i] - ends[i - 1]);
         const int c = previous.data() != nullptr && current.data() != nullptr
                           ? CompareText(previous, current)
                           : 0;
-        if (c > 0 || (c == 0 && !StrictlyBefore(endpoints[i - 1], endpoints[i]))) {
+        if (c > 0 || (c == 0 && !StrictlyBefore(endpoints_[i - 1], endpoints_[i]))) {
           sorted_unique = false;
           break;
         }
         previous = current;
       }
     } else {
-      for (std::size_t i = 1; i < endpoints.size() && sorted_unique; ++i) {
-        sorted_unique = StrictlyBefore(endpoints[i - 1], endpoints[i]);
+      for (std::size_t i = 1; i < size_ && sorted_unique; ++i) {
+        sorted_unique = StrictlyBefore(Input(i - 1), Input(i));
       }
     }
     // A sorted source (the usual case) needs no permutation: positions are input indexes.
     if (!sorted_unique) {
-      order_.resize(endpoints.size());
+      order_.resize(size_);
       std::iota(order_.begin(), order_.end(), 0U);
       std::stable_sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) {
-        return CompareEndpointIdentity(endpoints[a], endpoints[b]) < 0;
+        return CompareEndpointIdentity(Input(a), Input(b)) < 0;
       });
       // Equal identities: the later one replaces the earlier (EndpointSet.Insert).
       std::vector<std::uint32_t> unique;
       unique.reserve(order_.size());
       for (std::uint32_t index : order_) {
-        if (!unique.empty() &&
-            CompareEndpointIdentity(endpoints[unique.back()], endpoints[index]) == 0) {
+        if (!unique.empty() && CompareEndpointIdentity(Input(unique.back()), Input(index)) == 0) {
           unique.back() = index;
         } else {
           unique.push_back(index);
@@ -324,7 +341,7 @@ class DesiredSet {
 
   std::size_t size() const { return size_; }
   std::size_t remaining() const { return remaining_; }
-  const Endpoint& at(std::uint32_t position) const { return endpoints_[Index(position)]; }
+  const Endpoint& at(std::uint32_t position) const { return Input(Index(position)); }
 
   // The position of `endpoint`'s identity if it is desired and not yet claimed; kNotFound else.
   std::uint32_t Claim(const Endpoint& endpoint) {
@@ -411,19 +428,55 @@ class DesiredSet {
   // The endpoint at `position`, moved out when the caller gave up its input.
   Endpoint Take(std::uint32_t position) {
     const std::uint32_t index = Index(position);
-    if (movable_ != nullptr) {
-      return std::move((*movable_)[index]);
+    if (movable_ == nullptr) {
+      return Input(index);
     }
-    return endpoints_[index];
+    if (run_capacity_ != 0) {
+      return std::move(movable_->runs[index / run_capacity_][index % run_capacity_]);
+    }
+    return std::move(movable_->endpoints[index]);
+  }
+
+  // When the next min(max, remaining()) positions PopNext would claim are exactly one whole run
+  // of a movable input cut at `max`, claims them and moves that run into `out` as one vector.
+  bool TakeRun(std::size_t max, std::vector<Endpoint>& out) {
+    if (movable_ == nullptr || run_capacity_ != max || permuted_) {
+      return false;
+    }
+    while (cursor_ < size_ && consumed_[cursor_] != 0) {
+      ++cursor_;
+    }
+    if (cursor_ % max != 0 || cursor_ >= size_) {
+      return false;
+    }
+    const std::size_t length = std::min(max, size_ - cursor_);
+    if (length != std::min(max, remaining_) ||
+        std::memchr(consumed_.data() + cursor_, 1, length) != nullptr) {
+      return false;
+    }
+    std::vector<Endpoint>& run = movable_->runs[cursor_ / max];
+    SW_DCHECK(run.size() == length);
+    out = std::move(run);
+    std::memset(consumed_.data() + cursor_, 1, length);
+    remaining_ -= length;
+    cursor_ += static_cast<std::uint32_t>(length);
+    return true;
   }
 
  private:
   std::uint32_t Index(std::uint32_t position) const {
     return permuted_ ? order_[position] : position;
   }
+  // The input endpoint at `index` (input order, before any permutation).
+  const Endpoint& Input(std::size_t index) const {
+    return run_capacity_ != 0 ? *by_position_[index] : endpoints_[index];
+  }
 
   std::span<const Endpoint> endpoints_;
-  std::vector<Endpoint>* movable_;
+  EndpointGroup* movable_;
+  // Non-zero for a runs input, whose endpoints are then reached through by_position_.
+  std::size_t run_capacity_ = 0;
+  std::vector<const Endpoint*> by_position_;
   std::vector<std::uint32_t> order_;  // identity order, when the input was not already in it
   std::vector<std::uint8_t> consumed_;
   std::size_t size_ = 0;
@@ -460,7 +513,7 @@ class Planner {
 
   void PlanAddressType(const std::string& address_type,
                        const std::vector<const EndpointSlice*>& existing, Plan& plan);
-  void PlanGroup(const EndpointGroup& group, std::vector<Endpoint>* movable,
+  void PlanGroup(const EndpointGroup& group, EndpointGroup* movable,
                  const std::vector<const EndpointSlice*>& existing, TypeWork& work, Plan& plan);
   void ApplyHints(const std::string& address_type, TypeWork& work, Plan& plan);
   void Finalize(TypeWork& work, Plan& plan);
@@ -647,8 +700,7 @@ void Planner::PlanAddressType(const std::string& address_type,
                      [&](const auto& entry) { return entry.first == groups[g].first; });
     const std::vector<const EndpointSlice*>& group_existing =
         existing_it == existing_by_key.end() ? kNoSlices : existing_it->second;
-    std::vector<Endpoint>* movable =
-        movable_groups_ != nullptr ? &(*movable_groups_)[index].endpoints : nullptr;
+    EndpointGroup* movable = movable_groups_ != nullptr ? &(*movable_groups_)[index] : nullptr;
     PlanGroup(desired_.groups[index], movable, group_existing, work, plan);
     plan.stats.groups.back().port_key = groups[g].first;
   }
@@ -690,7 +742,7 @@ void Planner::PlanAddressType(const std::string& address_type,
   Finalize(work, plan);
 }
 
-void Planner::PlanGroup(const EndpointGroup& group, std::vector<Endpoint>* movable,
+void Planner::PlanGroup(const EndpointGroup& group, EndpointGroup* movable,
                         const std::vector<const EndpointSlice*>& existing, TypeWork& work,
                         Plan& plan) {
   // Fingerprints on both sides turn the common case (slices holding runs of desired endpoints
@@ -698,8 +750,7 @@ void Planner::PlanGroup(const EndpointGroup& group, std::vector<Endpoint>* movab
   const bool desired_fingerprints =
       !group.fingerprints.empty() && group.fingerprints.size() == group.endpoints.size();
   SW_DCHECK(!desired_fingerprints || group.fingerprints == FingerprintEndpoints(group.endpoints));
-  DesiredSet desired(group.endpoints, movable,
-                     desired_fingerprints ? &group.fingerprints : nullptr);
+  DesiredSet desired(group, movable, desired_fingerprints ? &group.fingerprints : nullptr);
   const std::size_t desired_count = desired.size();
 
   // The slices of this group, in input order, with what happens to each.
@@ -833,6 +884,9 @@ void Planner::PlanGroup(const EndpointGroup& group, std::vector<Endpoint>* movab
     } else {
       creates.push_back(NewSlice(group.address_type, group.ports));
       target = &creates.back();
+      if (desired.TakeRun(max_, target->endpoints)) {
+        continue;  // built where it is written from: nothing moved one by one
+      }
       target->endpoints.reserve(std::min(max_, desired.remaining()));
     }
     while (desired.remaining() > 0 && target->endpoints.size() < max_) {

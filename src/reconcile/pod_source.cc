@@ -565,6 +565,8 @@ DesiredEndpoints DesiredFromService(const model::Service& service,
     serve_ipv6 = serve_ipv6 || type == model::kAddressTypeIPv6;
   }
 
+  const std::size_t capacity = options.slice_capacity;
+
   // Pass 1: filter pods, resolve port sets and nodes, parse IPs once per pod.
   PortSets port_sets(service);
   std::vector<PodRecord> records;
@@ -668,7 +670,17 @@ DesiredEndpoints DesiredFromService(const model::Service& service,
       EndpointGroup& group = desired.groups.emplace_back();
       group.address_type = desired.address_types[t];
       group.ports = t + 1 == type_count ? std::move(keys[k].ports) : keys[k].ports;
-      group.endpoints.resize(buckets[k * type_count + t].size());
+      group.sorted_unique = true;
+      const std::size_t count = buckets[k * type_count + t].size();
+      if (capacity == 0) {
+        group.endpoints.resize(count);
+        continue;
+      }
+      group.run_capacity = capacity;
+      group.runs.resize((count + capacity - 1) / capacity);
+      for (std::size_t run = 0; run < group.runs.size(); ++run) {
+        group.runs[run].resize(std::min(capacity, count - run * capacity));
+      }
     }
   }
 
@@ -681,7 +693,9 @@ DesiredEndpoints DesiredFromService(const model::Service& service,
         continue;
       }
       EndpointGroup& group = desired.groups[group_of[record.key_index * type_count + t]];
-      model::Endpoint& endpoint = group.endpoints[position];
+      model::Endpoint& endpoint = capacity == 0
+                                      ? group.endpoints[position]
+                                      : group.runs[position / capacity][position % capacity];
       const bool ipv6 = type_is_ipv6[t];
       std::uint32_t count = 0;
       for (std::uint32_t k = record.ip_begin; k < record.ip_end; ++k) {

@@ -962,5 +962,174 @@ TEST(PodSourceTest, MatchesReferenceOnRandomInputs) {
   }
 }
 
+// The endpoints of `group` in one vector, whichever form it holds them in.
+std::vector<model::Endpoint> Flatten(const EndpointGroup& group) {
+  std::vector<model::Endpoint> all = group.endpoints;
+  for (const std::vector<model::Endpoint>& run : group.runs) {
+    all.insert(all.end(), run.begin(), run.end());
+  }
+  return all;
+}
+
+// Random pods (collisions, dual-stack, named ports, missing nodes) for the runs tests.
+std::vector<model::Pod> RandomPods(std::mt19937& rng, int count) {
+  const auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  std::vector<model::Pod> pods;
+  for (int i = 0; i < count; ++i) {
+    std::vector<std::string> ips = {"10.0." + std::to_string(pick(2)) + "." +
+                                    std::to_string(pick(120))};
+    if (pick(3) == 0) {
+      ips.push_back("fd00::" + std::to_string(pick(150)));
+    }
+    model::Pod pod = MakePod(i, pick(4) != 0, ips);
+    pod.metadata.name = "pod" + std::to_string(pick(count + 10));
+    pod.spec.node_name = std::vector<std::string>{"node-1", "node-2", "node-3"}[pick(3)];
+    if (pick(3) == 0) {
+      pod.spec.containers = {ContainerWithPorts({ContainerPort("http", 8080 + pick(2))})};
+    }
+    pods.push_back(std::move(pod));
+  }
+  return pods;
+}
+
+// With slice_capacity, each group holds the same endpoints as without, cut into full runs of that
+// capacity and a shorter last one; nothing else about the desired state changes.
+TEST(PodSourceTest, SliceCapacityCutsTheSameEndpointsIntoRuns) {
+  for (std::uint32_t seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937 rng(seed);
+    model::Service service = FooService();
+    service.spec.ip_families = {"IPv4", "IPv6"};
+    service.spec.ports[0].target_port = model::IntOrString::FromString("http");
+    Nodes nodes;
+    nodes.by_name.emplace("node-1", MakeNode("node-1", "zone-a"));
+    nodes.by_name.emplace("node-2", MakeNode("node-2", "zone-b"));
+    const std::vector<model::Pod> pods = RandomPods(rng, 1 + static_cast<int>(rng() % 300));
+    std::vector<const model::Pod*> pointers;
+    for (const model::Pod& pod : pods) {
+      pointers.push_back(&pod);
+    }
+    const std::size_t capacity = 1 + rng() % 40;
+    ServiceSourceOptions cut;
+    cut.slice_capacity = capacity;
+    const DesiredEndpoints flat = DesiredFromService(service, pointers, nodes, {});
+    const DesiredEndpoints runs = DesiredFromService(service, pointers, nodes, cut);
+    EXPECT_EQ(runs.diagnostics, flat.diagnostics);
+    EXPECT_EQ(runs.address_types, flat.address_types);
+    ASSERT_EQ(runs.groups.size(), flat.groups.size());
+    for (std::size_t g = 0; g < flat.groups.size(); ++g) {
+      const EndpointGroup& group = runs.groups[g];
+      EXPECT_EQ(group.ports, flat.groups[g].ports);
+      EXPECT_TRUE(group.endpoints.empty());
+      EXPECT_EQ(group.run_capacity, capacity);
+      EXPECT_TRUE(group.sorted_unique);
+      EXPECT_EQ(Flatten(group), flat.groups[g].endpoints);
+      EXPECT_EQ(group.endpoint_count(), flat.groups[g].endpoints.size());
+      for (std::size_t r = 0; r < group.runs.size(); ++r) {
+        if (r + 1 < group.runs.size()) {
+          EXPECT_EQ(group.runs[r].size(), capacity);
+        } else {
+          EXPECT_GE(group.runs[r].size(), 1U);
+          EXPECT_LE(group.runs[r].size(), capacity);
+        }
+      }
+      for (std::size_t i = 0; i < group.endpoint_count(); ++i) {
+        EXPECT_EQ(group.endpoint_at(i), flat.groups[g].endpoints[i]);
+      }
+    }
+  }
+}
+
+// Plans from endpoints handed over as runs equal plans from one vector, through a sequence of
+// pod changes applied like an API server would: a capacity equal to maxEndpointsPerSlice (runs
+// become slices whole) or not, given up (moved) or only lent (copied).
+TEST(PodSourceTest, PlansFromRunsEqualPlansFromOneVector) {
+  for (std::uint32_t seed = 1; seed <= 24; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937 rng(seed);
+    model::Service service = FooService();
+    if (seed % 2 == 0) {
+      service.spec.ip_families = {"IPv4", "IPv6"};
+    }
+    service.spec.ports[0].target_port = model::IntOrString::FromString("http");
+    Nodes nodes;
+    nodes.by_name.emplace("node-1", MakeNode("node-1", "zone-a"));
+    nodes.by_name.emplace("node-2", MakeNode("node-2", "zone-b"));
+    nodes.by_name.emplace("node-3", MakeNode("node-3", "zone-c"));
+    PlanOptions options;
+    options.max_endpoints_per_slice = std::vector<int>{1, 2, 7, 16, 100}[seed % 5];
+    const auto max = static_cast<std::size_t>(options.max_endpoints_per_slice);
+    const std::size_t capacity = seed % 3 == 0 ? max + 1 : max;
+    std::vector<model::Pod> pods = RandomPods(rng, 20 + static_cast<int>(rng() % 200));
+    std::vector<model::EndpointSlice> stored;
+    int version = 0;
+    for (int step = 0; step < 12; ++step) {
+      SCOPED_TRACE("step " + std::to_string(step));
+      std::vector<const model::Pod*> pointers;
+      for (const model::Pod& pod : pods) {
+        pointers.push_back(&pod);
+      }
+      ServiceSourceOptions cut;
+      cut.slice_capacity = capacity;
+      const Plan want =
+          PlanSlices(DesiredFromService(service, pointers, nodes, {}), stored, options);
+      const DesiredEndpoints lent = DesiredFromService(service, pointers, nodes, cut);
+      const Plan copied = PlanSlices(lent, stored, options);
+      const Plan moved =
+          PlanSlices(DesiredFromService(service, pointers, nodes, cut), stored, options);
+      for (const Plan* got : {&copied, &moved}) {
+        ASSERT_EQ(got->actions.size(), want.actions.size());
+        for (std::size_t a = 0; a < want.actions.size(); ++a) {
+          EXPECT_EQ(got->actions[a].operation, want.actions[a].operation);
+          EXPECT_EQ(got->actions[a].slice, want.actions[a].slice);
+        }
+        EXPECT_EQ(got->unchanged, want.unchanged);
+        EXPECT_EQ(got->stats.groups, want.stats.groups);
+        EXPECT_EQ(got->stats.per_address_type, want.stats.per_address_type);
+      }
+      if (::testing::Test::HasFailure()) {
+        return;
+      }
+      for (const SliceAction& action : want.actions) {
+        model::EndpointSlice slice = action.slice;
+        slice.metadata.resource_version = std::to_string(++version);
+        if (action.operation == Operation::kCreate) {
+          slice.metadata.name = "foo-" + std::to_string(version);
+          slice.metadata.uid = "uid-" + slice.metadata.name;
+          stored.push_back(std::move(slice));
+          continue;
+        }
+        auto it = std::find_if(stored.begin(), stored.end(), [&](const model::EndpointSlice& s) {
+          return s.metadata.name == action.slice.metadata.name;
+        });
+        ASSERT_NE(it, stored.end());
+        if (action.operation == Operation::kDelete) {
+          stored.erase(it);
+        } else {
+          *it = std::move(slice);
+        }
+      }
+      // Some pods change readiness or address, some go, some come.
+      const std::vector<model::Pod> fresh = RandomPods(rng, 1 + static_cast<int>(rng() % 30));
+      for (const model::Pod& pod : fresh) {
+        const std::size_t victim = rng() % pods.size();
+        switch (rng() % 3) {
+          case 0:
+            pods[victim] = pod;
+            break;
+          case 1:
+            pods.erase(pods.begin() + static_cast<std::ptrdiff_t>(victim));
+            break;
+          default:
+            pods.push_back(pod);
+        }
+        if (pods.empty()) {
+          pods.push_back(pod);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace slicewright::reconcile

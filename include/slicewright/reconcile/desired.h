@@ -3,6 +3,7 @@
 // Multus network-status, remote clusters) is an adapter producing this. Plain values.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,20 @@ struct EndpointGroup {
   // unchanged endpoints by key. The initializer keeps three-field aggregate initialization
   // warning-free.
   FingerprintRun fingerprints = {};
+  // The source emitted `endpoints` sorted by CompareEndpointIdentity and unique, so the planner
+  // skips its check (debug builds still verify). Sources that cannot promise it leave it false.
+  bool sorted_unique = false;
+  // Instead of `endpoints` (then empty), a source may hand over the same sorted, unique endpoints
+  // cut into runs of `run_capacity` (the last one shorter). When that capacity is the planner's
+  // maxEndpointsPerSlice, a run that becomes a new slice whole is moved into it as one vector: a
+  // full reconcile then builds every endpoint once, in the place it is written from.
+  std::vector<std::vector<model::Endpoint>> runs = {};
+  std::size_t run_capacity = 0;
+
+  // Endpoints in either form.
+  std::size_t endpoint_count() const;
+  // The endpoint at `index` in either form (a run is found by division: not for hot loops).
+  const model::Endpoint& endpoint_at(std::size_t index) const;
 };
 
 // A problem worth an Event on the owner (a skipped pod, an invalid IP, a hints decision).

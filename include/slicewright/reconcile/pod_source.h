@@ -2,6 +2,7 @@
 // (spec §3, §5). Pure and reentrant; inputs are never modified and nothing is retained.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -92,6 +93,9 @@ struct ServiceSourceOptions {
   std::string managed_by = std::string(model::kManagedByEndpointSliceController);
   // The change that triggered this sync (trigger_time.h); zero removes the annotation.
   model::Time trigger_time;
+  // Non-zero: each group's endpoints are handed over as EndpointGroup::runs of this many (pass
+  // the planner's maxEndpointsPerSlice), so new slices take them without moving an endpoint.
+  std::size_t slice_capacity = 0;
 };
 
 // Reason of the diagnostic for a pod skipped because its Node is missing (retry = true).

@@ -322,6 +322,7 @@ Status Controller::SyncService(const std::string& key, bool& stale) {
   source.managed_by = options_.managed_by;
   source.trigger_time =
       trigger_times_.ComputeEndpointLastChangeTriggerTime(namespace_, *service, pod_ptrs);
+  source.slice_capacity = static_cast<std::size_t>(options_.max_endpoints_per_slice);
   // Nodes are looked up in the cache; the snapshots stay alive for the rest of this sync.
   std::vector<std::shared_ptr<const model::Node>> node_snapshots;
   const auto find_node = [this, &node_snapshots](std::string_view node_name) -> const model::Node* {

@@ -300,6 +300,7 @@ Explanation Explain(const Input& input) {
   };
   reconcile::ServiceSourceOptions source;
   source.managed_by = out.managed_by;
+  source.slice_capacity = static_cast<std::size_t>(input.max_endpoints_per_slice);
   reconcile::DesiredEndpoints desired =
       reconcile::DesiredFromService(service, pod_ptrs, find_node, source);
   std::vector<model::EndpointSlice> ours;

@@ -1,0 +1,22 @@
+#include "slicewright/reconcile/desired.h"
+
+#include "slicewright/base/check.h"
+
+namespace slicewright::reconcile {
+
+std::size_t EndpointGroup::endpoint_count() const {
+  if (runs.empty()) {
+    return endpoints.size();
+  }
+  return (runs.size() - 1) * run_capacity + runs.back().size();
+}
+
+const model::Endpoint& EndpointGroup::endpoint_at(std::size_t index) const {
+  if (runs.empty()) {
+    return endpoints[index];
+  }
+  SW_CHECK(run_capacity > 0);
+  return runs[index / run_capacity][index % run_capacity];
+}
+
+}  // namespace slicewright::reconcile
