@@ -28,6 +28,9 @@ using model::Node;
 using model::Pod;
 using model::Service;
 
+const auto kControllerSliceCapacity =
+    static_cast<std::size_t>(reconcile::PlanOptions{}.max_endpoints_per_slice);
+
 std::int64_t Size(const benchmark::State& state) { return bench::SmokeMode() ? 1 : state.range(0); }
 
 Service MakeService(std::string name, bool dual_stack) {
@@ -102,12 +105,12 @@ struct Fixture {
     return nullptr;
   }
 
-  reconcile::DesiredEndpoints Desired() const {
+  // `slice_capacity`: as the controller derives them, cut into runs of maxEndpointsPerSlice (the
+  // default, 100); 0 for one vector per group, which a caller can edit in place.
+  reconcile::DesiredEndpoints Desired(std::size_t slice_capacity = kControllerSliceCapacity) const {
     auto lookup = [this](std::string_view name) { return FindNode(name); };
-    // As the controller derives them: cut into runs of maxEndpointsPerSlice (the default, 100).
     reconcile::ServiceSourceOptions options;
-    options.slice_capacity =
-        static_cast<std::size_t>(reconcile::PlanOptions{}.max_endpoints_per_slice);
+    options.slice_capacity = slice_capacity;
     return reconcile::DesiredFromService(service, pod_ptrs, lookup, options);
   }
 };
@@ -191,7 +194,7 @@ BENCHMARK(BM_OnePodReadinessFlip)->Arg(10000)->Unit(benchmark::kMicrosecond);
 void BM_OnePodReadinessFlipPlanOnly(benchmark::State& state) {
   Fixture fixture("web", Size(state), false);
   const reconcile::PlanOptions options;
-  reconcile::DesiredEndpoints desired = fixture.Desired();
+  reconcile::DesiredEndpoints desired = fixture.Desired(/*slice_capacity=*/0);
   const std::vector<model::EndpointSlice> slices =
       Stored(reconcile::PlanSlices(desired, {}, options));
   std::size_t next = 0;

@@ -271,13 +271,19 @@ class DesiredSet {
  public:
   // `movable`: the same group when the caller gave up its input (endpoints are then moved out),
   // else nullptr. `fingerprints`: nullptr, or the group's keys, one per endpoint.
-  DesiredSet(const EndpointGroup& group, EndpointGroup* movable, const FingerprintRun* fingerprints)
+  // `lookups`: endpoints will be looked up by identity (there are stored slices to match).
+  DesiredSet(const EndpointGroup& group, EndpointGroup* movable, const FingerprintRun* fingerprints,
+             bool lookups)
       : endpoints_(group.endpoints),
         movable_(movable),
+        runs_(&group.runs),
         run_capacity_(group.runs.empty() ? 0 : group.run_capacity),
         size_(group.endpoint_count()) {
     if (run_capacity_ != 0) {
       SW_CHECK(group.endpoints.empty());
+    }
+    // Lookups and the sortedness check read endpoints at random: index the runs once for them.
+    if (run_capacity_ != 0 && (lookups || !group.sorted_unique)) {
       by_position_.reserve(size_);
       for (const std::vector<Endpoint>& run : group.runs) {
         for (const Endpoint& endpoint : run) {
@@ -469,12 +475,20 @@ class DesiredSet {
   }
   // The input endpoint at `index` (input order, before any permutation).
   const Endpoint& Input(std::size_t index) const {
-    return run_capacity_ != 0 ? *by_position_[index] : endpoints_[index];
+    if (run_capacity_ == 0) {
+      return endpoints_[index];
+    }
+    if (!by_position_.empty()) {
+      return *by_position_[index];
+    }
+    return (*runs_)[index / run_capacity_][index % run_capacity_];
   }
 
   std::span<const Endpoint> endpoints_;
   EndpointGroup* movable_;
-  // Non-zero for a runs input, whose endpoints are then reached through by_position_.
+  const std::vector<std::vector<Endpoint>>* runs_;
+  // Non-zero for a runs input, whose endpoints are then reached through by_position_ when it is
+  // filled, else by division.
   std::size_t run_capacity_ = 0;
   std::vector<const Endpoint*> by_position_;
   std::vector<std::uint32_t> order_;  // identity order, when the input was not already in it
@@ -750,7 +764,8 @@ void Planner::PlanGroup(const EndpointGroup& group, EndpointGroup* movable,
   const bool desired_fingerprints =
       !group.fingerprints.empty() && group.fingerprints.size() == group.endpoints.size();
   SW_DCHECK(!desired_fingerprints || group.fingerprints == FingerprintEndpoints(group.endpoints));
-  DesiredSet desired(group, movable, desired_fingerprints ? &group.fingerprints : nullptr);
+  DesiredSet desired(group, movable, desired_fingerprints ? &group.fingerprints : nullptr,
+                     !existing.empty());
   const std::size_t desired_count = desired.size();
 
   // The slices of this group, in input order, with what happens to each.
