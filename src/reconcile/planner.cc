@@ -279,9 +279,12 @@ class DesiredSet {
         runs_(&group.runs),
         run_capacity_(group.runs.empty() ? 0 : group.run_capacity),
         size_(group.endpoint_count()) {
-    if (run_capacity_ != 0) {
-      SW_CHECK(group.endpoints.empty());
+    // The position arithmetic below relies on the runs' documented shape (desired.h).
+    SW_CHECK(group.runs.empty() || (group.run_capacity > 0 && group.endpoints.empty()));
+    for (std::size_t r = 0; r + 1 < group.runs.size(); ++r) {
+      SW_CHECK(group.runs[r].size() == group.run_capacity);
     }
+    SW_CHECK(group.runs.empty() || group.runs.back().size() <= group.run_capacity);
     // Lookups and the sortedness check read endpoints at random: index the runs once for them.
     if (run_capacity_ != 0 && (lookups || !group.sorted_unique)) {
       by_position_.reserve(size_);
