@@ -285,8 +285,8 @@ class DesiredSet {
       SW_CHECK(group.runs[r].size() == group.run_capacity);
     }
     SW_CHECK(group.runs.empty() || group.runs.back().size() <= group.run_capacity);
-    // Lookups and the sortedness check read endpoints at random: index the runs once for them.
-    if (run_capacity_ != 0 && (lookups || !group.sorted_unique)) {
+    // Lookups and the sortedness check read endpoints at random: index several runs once for them.
+    if (group.runs.size() > 1 && (lookups || !group.sorted_unique)) {
       by_position_.reserve(size_);
       for (const std::vector<Endpoint>& run : group.runs) {
         for (const Endpoint& endpoint : run) {
@@ -483,6 +483,9 @@ class DesiredSet {
     }
     if (!by_position_.empty()) {
       return *by_position_[index];
+    }
+    if (runs_->size() == 1) {
+      return runs_->front()[index];
     }
     return (*runs_)[index / run_capacity_][index % run_capacity_];
   }
