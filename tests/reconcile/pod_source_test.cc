@@ -16,6 +16,8 @@
 #include "slicewright/model/well_known.h"
 #include "slicewright/reconcile/planner.h"
 
+#include "reconcile/planner_test_util.h"
+
 namespace slicewright::reconcile {
 namespace {
 
@@ -1062,7 +1064,6 @@ TEST(PodSourceTest, PlansFromRunsEqualPlansFromOneVector) {
     const std::size_t capacity = seed % 3 == 0 ? max + 1 : max;
     std::vector<model::Pod> pods = RandomPods(rng, 20 + static_cast<int>(rng() % 200));
     std::vector<model::EndpointSlice> stored;
-    int version = 0;
     for (int step = 0; step < 12; ++step) {
       SCOPED_TRACE("step " + std::to_string(step));
       std::vector<const model::Pod*> pointers;
@@ -1090,25 +1091,7 @@ TEST(PodSourceTest, PlansFromRunsEqualPlansFromOneVector) {
       if (::testing::Test::HasFailure()) {
         return;
       }
-      for (const SliceAction& action : want.actions) {
-        model::EndpointSlice slice = action.slice;
-        slice.metadata.resource_version = std::to_string(++version);
-        if (action.operation == Operation::kCreate) {
-          slice.metadata.name = "foo-" + std::to_string(version);
-          slice.metadata.uid = "uid-" + slice.metadata.name;
-          stored.push_back(std::move(slice));
-          continue;
-        }
-        auto it = std::find_if(stored.begin(), stored.end(), [&](const model::EndpointSlice& s) {
-          return s.metadata.name == action.slice.metadata.name;
-        });
-        ASSERT_NE(it, stored.end());
-        if (action.operation == Operation::kDelete) {
-          stored.erase(it);
-        } else {
-          *it = std::move(slice);
-        }
-      }
+      testing::ApplyPlan(want, stored);
       // Some pods change readiness or address, some go, some come.
       const std::vector<model::Pod> fresh = RandomPods(rng, 1 + static_cast<int>(rng() % 30));
       for (const model::Pod& pod : fresh) {
