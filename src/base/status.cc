@@ -94,7 +94,7 @@ Status::Status(StatusCode code, std::string message) {
   if (code == StatusCode::kOk) {
     return;
   }
-  rep_ = std::make_unique<Rep>(Rep{code, std::move(message), {}, {}});
+  rep_ = std::make_unique<Rep>(Rep{code, std::move(message), {}, {}, {}});
 }
 
 Status::Status(const Status& other)
@@ -110,6 +110,18 @@ Status& Status::operator=(const Status& other) {
 std::string_view Status::message() const { return rep_ ? std::string_view(rep_->message) : ""; }
 std::string_view Status::object() const { return rep_ ? std::string_view(rep_->object) : ""; }
 std::string_view Status::field() const { return rep_ ? std::string_view(rep_->field) : ""; }
+
+const std::vector<StatusCause>& Status::causes() const {
+  static const std::vector<StatusCause> kNone;
+  return rep_ ? rep_->causes : kNone;
+}
+
+Status& Status::WithCauses(std::vector<StatusCause> causes) {
+  if (rep_) {
+    rep_->causes = std::move(causes);
+  }
+  return *this;
+}
 
 Status& Status::WithObject(std::string_view object) {
   if (rep_ && rep_->object.empty()) {
@@ -157,7 +169,8 @@ bool operator==(const Status& a, const Status& b) {
     return a.ok() == b.ok();
   }
   return a.rep_->code == b.rep_->code && a.rep_->message == b.rep_->message &&
-         a.rep_->object == b.rep_->object && a.rep_->field == b.rep_->field;
+         a.rep_->object == b.rep_->object && a.rep_->field == b.rep_->field &&
+         a.rep_->causes == b.rep_->causes;
 }
 
 Status BadRequestError(std::string message) {

@@ -64,6 +64,26 @@ TEST(StatusTest, CopiesAreIndependent) {
   EXPECT_TRUE(a == Status(a));
 }
 
+TEST(StatusTest, CausesTravelWithCopiesAndCount) {
+  EXPECT_TRUE(Status::Ok().causes().empty());
+  Status ok;
+  ok.WithCauses({{"FieldValueRequired", "Required value", "spec.ports"}});
+  EXPECT_TRUE(ok.ok());
+  EXPECT_TRUE(ok.causes().empty());
+
+  Status invalid = InvalidError("Service \"web\" is invalid: spec.ports: Required value");
+  invalid.WithCauses({{"FieldValueRequired", "Required value", "spec.ports"}});
+  const Status copy = invalid;
+  ASSERT_EQ(copy.causes().size(), 1U);
+  EXPECT_EQ(copy.causes()[0].reason, "FieldValueRequired");
+  EXPECT_EQ(copy.causes()[0].field, "spec.ports");
+  EXPECT_EQ(copy.causes()[0].message, "Required value");
+  EXPECT_TRUE(copy == invalid);
+  Status other = invalid;
+  other.WithCauses({});
+  EXPECT_FALSE(other == invalid);
+}
+
 // The retry policy: conflicts and server trouble retry, bad input does not.
 TEST(StatusTest, RetryPolicy) {
   EXPECT_TRUE(IsRetryable(ConflictError("x")));

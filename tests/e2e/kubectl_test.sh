@@ -83,6 +83,23 @@ expect_eq "create -f" "$(k create -f "$M/svc.yaml")" "service/web created"
 out=$(k create -f "$M/svc.yaml")
 expect_contains "create -f of an existing object is AlreadyExists" "$out" \
   'services "web" already exists'
+cat >"$M/bad-svc.yaml" <<'EOF'
+apiVersion: v1
+kind: Service
+metadata:
+  name: bad
+spec:
+  selector: {app: bad}
+  ports:
+  - {name: a, port: 0}
+  - {name: a, port: 80}
+EOF
+# kubectl prints an Invalid answer's field errors from its details.causes, one per line.
+out=$(k create -f "$M/bad-svc.yaml")
+expect_contains "create of an invalid Service lists each field error" "$out" \
+  'The Service "bad" is invalid: ' \
+  '* spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive' \
+  '* spec.ports[1].name: Duplicate value: "a"'
 out=$(k get services -o wide)
 expect_contains "get -o wide has the SELECTOR column" "$out" "NAME" "SELECTOR" "web" "app=web" "80/TCP"
 ip=$(kq get service web -o jsonpath='{.spec.clusterIP}')

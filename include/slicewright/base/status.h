@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace slicewright {
 
@@ -37,6 +38,15 @@ std::string_view StatusCodeReason(StatusCode code);
 // The HTTP status a Kubernetes API server answers with for this code (200 for kOk).
 int StatusCodeHttp(StatusCode code);
 
+// One field-level reason of an error, as metav1.StatusCause: reason "FieldValueInvalid", field
+// "spec.ports[0].port", message "Invalid value: 0: must be between 1 and 65535, inclusive".
+struct StatusCause {
+  std::string reason;
+  std::string message;
+  std::string field;
+  friend bool operator==(const StatusCause&, const StatusCause&) = default;
+};
+
 class [[nodiscard]] Status final {
  public:
   Status() = default;  // OK
@@ -65,6 +75,10 @@ class [[nodiscard]] Status final {
   Status& WithFieldPrefix(std::string_view prefix);
   // Prepends context to the message: "decoding file a.json: " + message.
   Status& WithContext(std::string_view context);
+  // The field-level causes (kInvalid answers carry one per field error); empty when none or OK.
+  const std::vector<StatusCause>& causes() const;
+  // Replaces the causes; no effect on an OK status.
+  Status& WithCauses(std::vector<StatusCause> causes);
 
   // "object: field: message", omitting empty parts; "OK" for an OK status.
   std::string ToString() const;
@@ -77,6 +91,7 @@ class [[nodiscard]] Status final {
     std::string message;
     std::string object;
     std::string field;
+    std::vector<StatusCause> causes;
   };
   std::unique_ptr<Rep> rep_;
 };

@@ -63,12 +63,16 @@ HttpResponse TextResponse(int status, std::string body) {
 struct StatusDetails {
   std::string name;
   std::string group;
-  std::string kind;  // the resource, as kube-apiserver reports it ("pods")
+  std::string resource;  // what most errors name as their "kind" ("pods")
+  std::string kind;      // what an error with field causes names (errors.NewInvalid: "Pod")
 };
 
 HttpResponse StatusResponse(const Status& status, const StatusDetails& details = {}) {
   Json body = FailureStatus(status);
-  if (!details.name.empty() || !details.kind.empty()) {
+  // Field errors are errors.NewInvalid's, which names the kind; anything else the resource.
+  const std::string& kind =
+      !status.causes().empty() && !details.kind.empty() ? details.kind : details.resource;
+  if (!details.name.empty() || !kind.empty() || !status.causes().empty()) {
     Json detail = Json::object();
     if (!details.name.empty()) {
       detail["name"] = details.name;
@@ -76,8 +80,18 @@ HttpResponse StatusResponse(const Status& status, const StatusDetails& details =
     if (!details.group.empty()) {
       detail["group"] = details.group;
     }
-    if (!details.kind.empty()) {
-      detail["kind"] = details.kind;
+    if (!kind.empty()) {
+      detail["kind"] = kind;
+    }
+    // kubectl lists these under "The Kind "name" is invalid:"; without them it prints that line
+    // alone and the field errors are lost.
+    if (!status.causes().empty()) {
+      Json causes = Json::array();
+      for (const StatusCause& cause : status.causes()) {
+        causes.push_back(
+            Json{{"reason", cause.reason}, {"message", cause.message}, {"field", cause.field}});
+      }
+      detail["causes"] = std::move(causes);
     }
     body["details"] = std::move(detail);
   }
@@ -1704,7 +1718,7 @@ HttpResponse ApiServer::Impl::HandleResource(HttpRequest& request, const Request
 
 HttpResponse ApiServer::Impl::HandleGet(HttpRequest& request, const ResourceInfo& info,
                                         const RequestInfo& ri) {
-  const StatusDetails details{ri.name, info.group, info.resource};
+  const StatusDetails details{ri.name, info.group, info.resource, info.kind};
   Result<StoredObject> stored = storage->Get(info.Key(ri.namespace_, ri.name));
   if (!stored.ok()) {
     return StatusResponse(
@@ -1954,7 +1968,8 @@ HttpResponse ApiServer::Impl::HandleCreate(HttpRequest& request, const ResourceI
   Result<StoredObject> created =
       CreateObject(info, ri.namespace_, std::move(object).value(), *dry_run);
   if (!created.ok()) {
-    return StatusResponse(created.status(), {std::move(name), info.group, info.resource});
+    return StatusResponse(created.status(),
+                          {std::move(name), info.group, info.resource, info.kind});
   }
   return ObjectResponse(request, info, 201, created->record->json);
 }
@@ -1987,7 +2002,7 @@ HttpResponse ApiServer::Impl::HandleUpdate(HttpRequest& request, const ResourceI
     updated = created;
   }
   if (!updated.ok()) {
-    return StatusResponse(updated.status(), {ri.name, info.group, info.resource});
+    return StatusResponse(updated.status(), {ri.name, info.group, info.resource, info.kind});
   }
   return ObjectResponse(request, info, 200, updated->record->json);
 }
@@ -2031,7 +2046,7 @@ HttpResponse ApiServer::Impl::HandlePatch(HttpRequest& request, const ResourceIn
         return result;
       });
   if (!patched.ok()) {
-    return StatusResponse(patched.status(), {ri.name, info.group, info.resource});
+    return StatusResponse(patched.status(), {ri.name, info.group, info.resource, info.kind});
   }
   return ObjectResponse(request, info, 200, patched->record->json);
 }
@@ -2100,7 +2115,7 @@ HttpResponse ApiServer::Impl::HandleDelete(HttpRequest& request, const ResourceI
   }
   Result<StoredObject> deleted = DeleteObject(info, ri.namespace_, ri.name, *options);
   if (!deleted.ok()) {
-    return StatusResponse(deleted.status(), {ri.name, info.group, info.resource});
+    return StatusResponse(deleted.status(), {ri.name, info.group, info.resource, info.kind});
   }
   // 202 while the deletion waits (finalizers, a grace period), as kube-apiserver answers. Decided
   // from the object the delete left, not from a later read: the garbage collector may finish an
@@ -2160,7 +2175,7 @@ HttpResponse ApiServer::Impl::HandleDeleteCollection(HttpRequest& request, const
       if (deleted.status().code() == StatusCode::kNotFound) {
         continue;
       }
-      return StatusResponse(deleted.status(), {name, info.group, info.resource});
+      return StatusResponse(deleted.status(), {name, info.group, info.resource, info.kind});
     }
     body += first ? "" : ",";
     body += deleted->record->json;

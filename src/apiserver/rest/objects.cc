@@ -113,8 +113,7 @@ void ValidateStringMap(const Json& metadata, std::string_view key, bool values_a
     }
   }
   if (!values_are_labels && total > kTotalAnnotationSizeLimit) {
-    errors.Add(field + ": Too long: must have at most " +
-               std::to_string(kTotalAnnotationSizeLimit) + " bytes");
+    errors.TooLong(field, kTotalAnnotationSizeLimit);
   }
 }
 
@@ -543,9 +542,7 @@ void ValidateDeployment(const Json& object, FieldErrors& errors) {
     pod["spec"] = *pod_spec;
   }
   ValidatePod(pod, nullptr, pod_errors);
-  for (const std::string& error : pod_errors.errors()) {
-    errors.Add("spec.template." + error);
-  }
+  errors.AddPrefixed("spec.template.", pod_errors);
 }
 
 // policy/v1: minAvailable and maxUnavailable are each a count >= 0 or a percentage, never both.
@@ -809,58 +806,86 @@ std::string GoValue(const Json& value) {
   return DumpJson(value);
 }
 
+void FieldErrors::Push(std::string_view reason, std::string_view field, std::string body) {
+  errors_.push_back(StatusCause{std::string(reason), std::move(body), std::string(field)});
+}
+
 void FieldErrors::Required(std::string_view field, std::string_view detail) {
-  std::string error = std::string(field) + ": Required value";
+  std::string body = "Required value";
   if (!detail.empty()) {
-    error += ": " + std::string(detail);
+    body += ": " + std::string(detail);
   }
-  errors_.push_back(std::move(error));
+  Push("FieldValueRequired", field, std::move(body));
 }
 
 void FieldErrors::Invalid(std::string_view field, const Json& value, std::string_view detail) {
-  std::string error = std::string(field) + ": Invalid value: " + GoValue(value);
+  std::string body = "Invalid value: " + GoValue(value);
   if (!detail.empty()) {
-    error += ": " + std::string(detail);
+    body += ": " + std::string(detail);
   }
-  errors_.push_back(std::move(error));
+  Push("FieldValueInvalid", field, std::move(body));
 }
 
 void FieldErrors::Forbidden(std::string_view field, std::string_view detail) {
-  errors_.push_back(std::string(field) + ": Forbidden: " + std::string(detail));
+  Push("FieldValueForbidden", field, "Forbidden: " + std::string(detail));
 }
 
 void FieldErrors::NotSupported(std::string_view field, const Json& value,
                                const std::vector<std::string_view>& supported) {
-  std::string error = std::string(field) + ": Unsupported value: " + GoValue(value);
+  std::string body = "Unsupported value: " + GoValue(value);
   if (!supported.empty()) {
-    error += ": supported values: ";
+    body += ": supported values: ";
     for (std::size_t i = 0; i < supported.size(); ++i) {
-      error += (i > 0 ? ", \"" : "\"") + std::string(supported[i]) + "\"";
+      body += (i > 0 ? ", \"" : "\"") + std::string(supported[i]) + "\"";
     }
   }
-  errors_.push_back(std::move(error));
+  Push("FieldValueNotSupported", field, std::move(body));
 }
 
 void FieldErrors::Duplicate(std::string_view field, const Json& value) {
-  errors_.push_back(std::string(field) + ": Duplicate value: " + GoValue(value));
+  Push("FieldValueDuplicate", field, "Duplicate value: " + GoValue(value));
 }
 
 void FieldErrors::TooMany(std::string_view field, std::size_t actual, std::size_t max) {
-  errors_.push_back(std::string(field) + ": Too many: " + std::to_string(actual) +
-                    ": must have at most " + std::to_string(max) + " items");
+  Push("FieldValueTooMany", field,
+       "Too many: " + std::to_string(actual) + ": must have at most " + std::to_string(max) +
+           " items");
+}
+
+void FieldErrors::TooLong(std::string_view field, std::size_t max_bytes) {
+  Push("FieldValueTooLong", field,
+       "Too long: must have at most " + std::to_string(max_bytes) + " bytes");
+}
+
+void FieldErrors::AddPrefixed(std::string_view prefix, const FieldErrors& other) {
+  for (const StatusCause& error : other.errors_) {
+    Push(error.reason, std::string(prefix) + error.field, error.message);
+  }
+}
+
+std::vector<std::string> FieldErrors::errors() const {
+  std::vector<std::string> rendered;
+  rendered.reserve(errors_.size());
+  for (const StatusCause& error : errors_) {
+    rendered.push_back(error.field + ": " + error.message);
+  }
+  return rendered;
 }
 
 Status FieldErrors::ToStatus(std::string_view kind, std::string_view name) const {
   if (errors_.empty()) {
     return Status::Ok();
   }
+  const std::vector<std::string> rendered = errors();
   std::string message = std::string(kind) + " \"" + std::string(name) + "\" is invalid: ";
-  if (errors_.size() == 1) {
-    message += errors_.front();
+  if (rendered.size() == 1) {
+    message += rendered.front();
   } else {
-    message += "[" + Join(errors_, ", ") + "]";
+    message += "[" + Join(rendered, ", ") + "]";
   }
-  return InvalidError(std::move(message));
+  Status status = InvalidError(std::move(message));
+  status.WithCauses(errors_);
+  return status;
 }
 
 // --- Strategy --------------------------------------------------------------------------------

@@ -17,7 +17,8 @@
 namespace slicewright::apiserver {
 
 // Collects field errors and renders them as kube-apiserver does:
-// `Service "web" is invalid: spec.ports: Required value` or `... is invalid: [a, b]`.
+// `Service "web" is invalid: spec.ports: Required value` or `... is invalid: [a, b]`, with one
+// metav1.StatusCause per error so kubectl can list them.
 class FieldErrors final {
  public:
   void Required(std::string_view field, std::string_view detail = "");
@@ -28,15 +29,21 @@ class FieldErrors final {
                     const std::vector<std::string_view>& supported);
   void Duplicate(std::string_view field, const Json& value);
   void TooMany(std::string_view field, std::size_t actual, std::size_t max);
-  void Add(std::string error) { errors_.push_back(std::move(error)); }
+  void TooLong(std::string_view field, std::size_t max_bytes);
+  // `other`'s errors with `prefix` put before each field ("spec.template." + "spec.containers").
+  void AddPrefixed(std::string_view prefix, const FieldErrors& other);
 
   bool empty() const { return errors_.empty(); }
-  const std::vector<std::string>& errors() const { return errors_; }
-  // kInvalid with the aggregated message; OK when there are no errors.
+  // Each error as "field: body", in the order found.
+  std::vector<std::string> errors() const;
+  // kInvalid with the aggregated message and one cause per error; OK when there are no errors.
   Status ToStatus(std::string_view kind, std::string_view name) const;
 
  private:
-  std::vector<std::string> errors_;
+  void Push(std::string_view reason, std::string_view field, std::string body);
+
+  // reason: the metav1.CauseType ("FieldValueInvalid"); message: the error body after the field.
+  std::vector<StatusCause> errors_;
 };
 
 // The Go-%#v-like rendering FieldErrors uses for values.
