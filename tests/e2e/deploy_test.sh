@@ -122,9 +122,12 @@ EOT
 out=$(k apply --dry-run=server -k "$E2E_TMP/overlay-bad")
 rc=$?
 expect_eq "a dry run of a broken Deployment fails" "$((rc != 0))" 1
-expect_contains "... as invalid" "$out" 'The deployments "slicewright-controller-manager" is invalid'
-# kubectl prints only the Status's details for an Invalid answer; the message itself, from the
-# same dry run over HTTP:
+# shellcheck disable=SC2016  # the backquotes are kube-apiserver's, not a command substitution
+expect_contains "... as invalid, naming the field" "$out" \
+  'The Deployment "slicewright-controller-manager" is invalid: ' \
+  'spec.template.metadata.labels: Invalid value: {"app":"other"}: `selector` does not match template `labels`'
+# kubectl prints an Invalid answer from its details (kind, name, causes); the message itself,
+# from the same dry run over HTTP:
 bad=$E2E_TMP/bad-deployment.json
 k kustomize "$E2E_TMP/overlay-bad" |
   /usr/bin/python3 -c 'import json, sys, yaml
