@@ -41,6 +41,12 @@ Status ApplyPlan(const reconcile::Plan& plan, client::TypedClient<model::Endpoin
         if (updated.ok()) {
           tracker.Update(*updated);
           ++done.updated;
+        } else if (updated.status().code() == StatusCode::kNotFound) {
+          // Deleted since the cache saw it: a stale read, like a Conflict. Retried, the sync
+          // plans again once the informer has seen the delete (upstream retries every error).
+          fail(ConflictError("the slice is gone from the API server (" +
+                             std::string(updated.status().message()) + ")"),
+               action.slice, "update");
         } else {
           fail(updated.status(), action.slice, "update");
         }

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "controllers/common/apply_plan.h"
 #include "controllers/controller_test_util.h"
 
 // The EndpointSlice controller against the real embedded API server: slices follow pods, KEP-4770's
@@ -197,6 +198,25 @@ TEST_F(EndpointSliceControllerTest, RejectsBadOptions) {
   options.concurrent_syncs = 0;
   EXPECT_EQ(Controller::Create(options, deps).status().code(), StatusCode::kInvalid);
   EXPECT_EQ(Controller::Create({}, Deps{}).status().code(), StatusCode::kInvalid);
+}
+
+// An update of a slice deleted behind the cache's back is a stale read: the sync is retried (as
+// upstream retries every failed sync), not dropped until the Service changes again.
+TEST_F(EndpointSliceControllerTest, UpdateOfADeletedSliceIsRetried) {
+  model::EndpointSlice gone;
+  gone.metadata.namespace_ = "default";
+  gone.metadata.name = "web-gone";
+  gone.metadata.resource_version = "1";
+  gone.address_type = "IPv4";
+  reconcile::Plan plan;
+  plan.actions.push_back(reconcile::SliceAction{reconcile::Operation::kUpdate, gone});
+  reconcile::EndpointSliceTracker tracker;
+  ApplyCounts counts;
+  const Status status = ApplyPlan(plan, *slices_, tracker, &counts);
+  EXPECT_EQ(status.code(), StatusCode::kConflict) << status.ToString();
+  EXPECT_TRUE(IsRetryable(status));
+  EXPECT_EQ(status.object(), "endpointslices/default/web-gone");
+  EXPECT_EQ(counts.updated, 0);
 }
 
 }  // namespace
