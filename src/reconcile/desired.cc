@@ -15,6 +15,9 @@ const model::Endpoint& EndpointGroup::endpoint_at(std::size_t index) const {
   if (runs.empty()) {
     return endpoints[index];
   }
+  if (runs.size() == 1) {
+    return runs.front()[index];  // a small Service's only run: no division on its lookups
+  }
   SW_CHECK(run_capacity > 0);
   return runs[index / run_capacity][index % run_capacity];
 }

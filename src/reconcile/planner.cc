@@ -276,7 +276,7 @@ class DesiredSet {
              bool lookups)
       : endpoints_(group.endpoints),
         movable_(movable),
-        runs_(&group.runs),
+        group_(group),
         run_capacity_(group.runs.empty() ? 0 : group.run_capacity),
         size_(group.endpoint_count()) {
     // The position arithmetic below relies on the runs' documented shape (desired.h).
@@ -481,20 +481,14 @@ class DesiredSet {
     if (run_capacity_ == 0) {
       return endpoints_[index];
     }
-    if (!by_position_.empty()) {
-      return *by_position_[index];
-    }
-    if (runs_->size() == 1) {
-      return runs_->front()[index];
-    }
-    return (*runs_)[index / run_capacity_][index % run_capacity_];
+    return by_position_.empty() ? group_.endpoint_at(index) : *by_position_[index];
   }
 
   std::span<const Endpoint> endpoints_;
   EndpointGroup* movable_;
-  const std::vector<std::vector<Endpoint>>* runs_;
+  const EndpointGroup& group_;
   // Non-zero for a runs input, whose endpoints are then reached through by_position_ when it is
-  // filled, else by division.
+  // filled, else through group_.endpoint_at.
   std::size_t run_capacity_ = 0;
   std::vector<const Endpoint*> by_position_;
   std::vector<std::uint32_t> order_;  // identity order, when the input was not already in it

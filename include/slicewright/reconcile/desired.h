@@ -50,7 +50,7 @@ struct EndpointGroup {
 
   // Endpoints in either form.
   std::size_t endpoint_count() const;
-  // The endpoint at `index` in either form (a run is found by division: not for hot loops).
+  // The endpoint at `index` in either form (past the first run, found by division).
   const model::Endpoint& endpoint_at(std::size_t index) const;
 };
 
