@@ -5,6 +5,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "slicewright/base/allocator.h"
+
 #include "cli/apiserver_command.h"
 #include "cli/controller_manager_command.h"
 #include "cli/dev_command.h"
@@ -12,6 +14,9 @@
 #include "cli/plan_command.h"
 
 int main(int argc, char** argv) {
+  // Every subcommand runs reconcile loops or serves their objects; `plan --repeat` must time the
+  // same heap the controllers run on.
+  slicewright::ConfigureAllocatorForReconcileLoops();
   try {
     CLI::App app{"slicewright: a control plane for Kubernetes EndpointSlices"};
     app.require_subcommand(1);

@@ -107,8 +107,8 @@ Status ForEachField(element value, Fn&& fn) {
 }
 
 // Replaces `out` with the array's elements, each decoded by `decode(element, T&)`.
-template <typename T, typename Decode>
-Status ReadList(element value, std::vector<T>& out, Decode&& decode) {
+template <typename List, typename Decode>
+Status ReadList(element value, List& out, Decode&& decode) {
   out.clear();
   const element_type type = value.type();
   if (type == element_type::NULL_VALUE) return Status();
@@ -326,6 +326,10 @@ Status ReadStringMap(element value, model::StringMap& out) {
 }
 
 Status ReadStringList(element value, std::vector<std::string>& out) {
+  return ReadList(value, out, ReadString);
+}
+
+Status ReadStringList(element value, model::EndpointAddresses& out) {
   return ReadList(value, out, ReadString);
 }
 

@@ -34,7 +34,7 @@ int CompareViews(std::string_view a, std::string_view b) {
   return c < 0 ? -1 : (c > 0 ? 1 : 0);
 }
 
-int CompareAddresses(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+int CompareAddresses(const model::EndpointAddresses& a, const model::EndpointAddresses& b) {
   // Controllers write exactly one address per endpoint; only other writers need the sort.
   if (a.size() == 1 && b.size() == 1) {
     return CompareViews(a[0], b[0]);

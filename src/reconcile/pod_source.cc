@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -222,6 +223,35 @@ class PortSets final {
 struct PodIp {
   bool ipv6 = false;
   std::string text;
+};
+
+// The caller's Node lookup, asked once per Node name: a Service's pods share few Nodes, and in the
+// controller each lookup is a cache read under a lock that also keeps a snapshot alive.
+class NodeMemo {
+ public:
+  explicit NodeMemo(const NodeLookup& nodes) : nodes_(nodes) {}
+
+  // `name` must outlive the memo (it is the pod's spec.nodeName).
+  const model::Node* Find(std::string_view name) {
+    if (has_last_ && name == last_name_) {
+      return last_node_;
+    }
+    auto [it, inserted] = found_.try_emplace(name, nullptr);
+    if (inserted) {
+      it->second = nodes_(name);
+    }
+    has_last_ = true;
+    last_name_ = name;
+    last_node_ = it->second;
+    return last_node_;
+  }
+
+ private:
+  const NodeLookup& nodes_;
+  std::unordered_map<std::string_view, const model::Node*> found_;
+  bool has_last_ = false;
+  std::string_view last_name_;
+  const model::Node* last_node_ = nullptr;
 };
 
 // A pod that will be published in at least one address type.
@@ -569,6 +599,7 @@ DesiredEndpoints DesiredFromService(const model::Service& service,
 
   // Pass 1: filter pods, resolve port sets and nodes, parse IPs once per pod.
   PortSets port_sets(service);
+  NodeMemo node_memo(nodes);
   std::vector<PodRecord> records;
   records.reserve(pods.size());
   std::vector<PodIp> ips;
@@ -581,7 +612,8 @@ DesiredEndpoints DesiredFromService(const model::Service& service,
     }
     // The group exists from here on, even if the pod is skipped below (spec §3.6).
     const std::size_t key_index = port_sets.KeyFor(*pod);
-    const model::Node* node = pod->spec.node_name.empty() ? nullptr : nodes(pod->spec.node_name);
+    const model::Node* node =
+        pod->spec.node_name.empty() ? nullptr : node_memo.Find(pod->spec.node_name);
     if (node == nullptr && !service.spec.publish_not_ready_addresses) {
       desired.diagnostics.push_back(internal::NodeNotFoundDiagnostic(service, *pod));
       continue;

@@ -63,7 +63,7 @@ TEST_F(TypedClientTest, EveryVerb) {
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   EXPECT_FALSE(created->metadata.uid.empty());
   EXPECT_FALSE(created->metadata.resource_version.empty());
-  EXPECT_EQ(created->endpoints.at(0).addresses, std::vector<std::string>{"10.0.0.1"});
+  EXPECT_EQ(created->endpoints.at(0).addresses, model::EndpointAddresses{"10.0.0.1"});
 
   Result<model::EndpointSlice> got = slices.Get("default", "web-abc");
   ASSERT_TRUE(got.ok()) << got.status().ToString();
@@ -73,7 +73,7 @@ TEST_F(TypedClientTest, EveryVerb) {
   changed.endpoints[0].addresses = {"10.0.0.2"};
   Result<model::EndpointSlice> updated = slices.Update(changed);
   ASSERT_TRUE(updated.ok()) << updated.status().ToString();
-  EXPECT_EQ(updated->endpoints.at(0).addresses, std::vector<std::string>{"10.0.0.2"});
+  EXPECT_EQ(updated->endpoints.at(0).addresses, model::EndpointAddresses{"10.0.0.2"});
 
   Result<model::EndpointSlice> patched = slices.Patch("default", "web-abc", PatchType::kMergePatch,
                                                       R"({"metadata":{"labels":{"extra":"yes"}}})");
@@ -142,7 +142,7 @@ TEST_F(TypedClientTest, ConflictsAndRetryOnConflict) {
   EXPECT_EQ(attempts, 2);
   Result<model::EndpointSlice> final_state = slices.Get("default", "web-x");
   ASSERT_TRUE(final_state.ok());
-  EXPECT_EQ(final_state->endpoints[0].addresses, std::vector<std::string>{"10.0.0.8"});
+  EXPECT_EQ(final_state->endpoints[0].addresses, model::EndpointAddresses{"10.0.0.8"});
   EXPECT_EQ(final_state->metadata.labels.at("racer"), "1");
 
   int calls = 0;

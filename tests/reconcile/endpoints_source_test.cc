@@ -302,7 +302,7 @@ TEST(EndpointsSourceTest, DesiredStateMirrorsTheEndpoints) {
 
   ASSERT_EQ(ipv4.endpoints.size(), 2U);
   const model::Endpoint& ready = ipv4.endpoints[0];
-  EXPECT_EQ(ready.addresses, std::vector<std::string>{"10.0.0.1"});  // canonical
+  EXPECT_EQ(ready.addresses, model::EndpointAddresses{"10.0.0.1"});  // canonical
   EXPECT_EQ(ready.conditions, (model::EndpointConditions{true, std::nullopt, std::nullopt}));
   EXPECT_EQ(ready.hostname, "pod-1");
   EXPECT_EQ(ready.node_name, "node-1");
@@ -310,13 +310,13 @@ TEST(EndpointsSourceTest, DesiredStateMirrorsTheEndpoints) {
   EXPECT_EQ(ready.target_ref->uid, "uid-pod-1");
   EXPECT_FALSE(ready.zone.has_value());
   const model::Endpoint& not_ready = ipv4.endpoints[1];
-  EXPECT_EQ(not_ready.addresses, std::vector<std::string>{"10.0.0.7"});
+  EXPECT_EQ(not_ready.addresses, model::EndpointAddresses{"10.0.0.7"});
   EXPECT_EQ(not_ready.conditions.ready, false);
   EXPECT_FALSE(not_ready.hostname.has_value());  // empty hostname is not written
   EXPECT_FALSE(not_ready.target_ref.has_value());
 
   ASSERT_EQ(ipv6.endpoints.size(), 1U);
-  EXPECT_EQ(ipv6.endpoints[0].addresses, std::vector<std::string>{"1234::5678:0:0:9abc:def0"});
+  EXPECT_EQ(ipv6.endpoints[0].addresses, model::EndpointAddresses{"1234::5678:0:0:9abc:def0"});
   EXPECT_FALSE(ipv6.endpoints[0].node_name.has_value());
 }
 

@@ -413,7 +413,7 @@ TEST(PodSourceTest, Scenario24_PodToEndpointAddressesByFamily) {
     std::string_view name;
     std::vector<std::string> pod_ips;
     std::string address_type;
-    std::vector<std::string> want;
+    model::EndpointAddresses want;
   };
   const Case cases[] = {
       {"IPv4 of dual-stack", {"1.2.3.4", "1234::5678:0000:0000:9abc:def0"}, "IPv4", {"1.2.3.4"}},
@@ -663,9 +663,9 @@ TEST(PodSourceTest, Scenario24_DualStackGroups) {
   EXPECT_EQ(desired.groups[1].address_type, "IPv6");
   ASSERT_EQ(desired.groups[0].endpoints.size(), 1U);
   ASSERT_EQ(desired.groups[1].endpoints.size(), 1U);
-  EXPECT_EQ(desired.groups[0].endpoints[0].addresses, std::vector<std::string>{"1.2.3.4"});
+  EXPECT_EQ(desired.groups[0].endpoints[0].addresses, model::EndpointAddresses{"1.2.3.4"});
   EXPECT_EQ(desired.groups[1].endpoints[0].addresses,
-            std::vector<std::string>{"1234::5678:0:0:9abc:def0"});
+            model::EndpointAddresses{"1234::5678:0:0:9abc:def0"});
   EXPECT_FALSE(desired.groups[0].endpoints[0].hostname.has_value());
   EXPECT_EQ(desired.groups[0].ports, desired.groups[1].ports);
 
@@ -801,7 +801,7 @@ TEST(PodSourceTest, DesiredAddressesAreCanonical) {
   }
   EXPECT_EQ(v4, (std::vector<std::string>{"10.0.0.10", "10.0.0.9", "10.1.2.3"}));
   ASSERT_EQ(desired.groups[1].endpoints.size(), 1U);
-  EXPECT_EQ(desired.groups[1].endpoints[0].addresses, std::vector<std::string>{"2001:db8::1"});
+  EXPECT_EQ(desired.groups[1].endpoints[0].addresses, model::EndpointAddresses{"2001:db8::1"});
 }
 
 // Scenario 18 (desired side): a headless Service without ports has one group with no ports.
@@ -824,23 +824,31 @@ TEST(PodSourceTest, CustomManagedBy) {
   EXPECT_EQ(desired.labels.at(std::string(model::kLabelManagedBy)), "multus.example.com");
 }
 
-// Node lookups happen once per published pod, not per address type.
-TEST(PodSourceTest, NodeLookupOncePerPod) {
+// The Node lookup (a locked cache read in the controller) runs once per Node name, not per pod or
+// per address type; a missing Node is remembered as missing.
+TEST(PodSourceTest, NodeLookupOncePerNodeName) {
   model::Service service = FooService();
   service.spec.ip_families = {"IPv4", "IPv6"};
   const model::Node node = MakeNode("node-1");
-  int lookups = 0;
+  std::map<std::string, int, std::less<>> lookups;
   const auto lookup = [&](std::string_view name) -> const model::Node* {
-    ++lookups;
+    ++lookups[std::string(name)];
     return name == "node-1" ? &node : nullptr;
   };
-  const std::vector<model::Pod> pods = {MakePod(0, true, {"1.2.3.4", "::1:2"}), MakePod(1)};
+  std::vector<model::Pod> pods = {MakePod(0, true, {"1.2.3.4", "::1:2"}), MakePod(1), MakePod(2),
+                                  MakePod(3), MakePod(4)};
+  pods[2].spec.node_name = "node-gone";
+  pods[4].spec.node_name = "node-gone";
   const std::vector<const model::Pod*> pointers = Pointers(pods);
   const DesiredEndpoints desired = DesiredFromService(service, pointers, lookup, {});
-  EXPECT_EQ(lookups, 2);
+  EXPECT_EQ(lookups, (std::map<std::string, int, std::less<>>{{"node-1", 1}, {"node-gone", 1}}));
   ASSERT_EQ(desired.groups.size(), 2U);
-  EXPECT_EQ(desired.groups[0].endpoints.size(), 2U);
+  EXPECT_EQ(desired.groups[0].endpoints.size(), 3U);
   EXPECT_EQ(desired.groups[1].endpoints.size(), 1U);
+  // Each pod on the missing Node still gets its own diagnostic.
+  EXPECT_EQ(std::count_if(desired.diagnostics.begin(), desired.diagnostics.end(),
+                          [](const Diagnostic& d) { return d.reason == kReasonNodeNotFound; }),
+            2);
 }
 
 // ---- randomized comparison with a direct transcription of upstream's loop ----

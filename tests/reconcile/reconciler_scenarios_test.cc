@@ -241,7 +241,7 @@ TEST(ReconcilerScenarioTest, Scenario24_DualStackPod) {
     for (std::size_t i = 0; i < c.addresses.size(); ++i) {
       const model::EndpointSlice& slice = plan.actions[i].slice;
       ASSERT_EQ(slice.endpoints.size(), 1U);
-      EXPECT_EQ(slice.endpoints[0].addresses, std::vector<std::string>{c.addresses[i]});
+      EXPECT_EQ(slice.endpoints[0].addresses, model::EndpointAddresses{c.addresses[i]});
       EXPECT_FALSE(slice.endpoints[0].hostname.has_value());  // no subdomain
       EXPECT_EQ(slice.metadata.annotations.at("endpoints.kubernetes.io/last-change-trigger-time"),
                 "2019-01-01T00:00:01.5Z");

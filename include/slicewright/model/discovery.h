@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "slicewright/model/meta.h"
 
 namespace slicewright::model {
@@ -28,8 +30,17 @@ struct EndpointHints {
   friend bool operator==(const EndpointHints&, const EndpointHints&) = default;
 };
 
+// Almost every endpoint has exactly one address (the EndpointSlice controller writes one per
+// family): holding it inline saves a heap allocation per endpoint on the reconcile hot path.
+using EndpointAddresses = boost::container::small_vector<std::string, 1>;
+
 struct Endpoint {
-  std::vector<std::string> addresses;
+  // User-provided, unlike `= default`, so that value-initialization (vector::resize, Endpoint{})
+  // does not zero all ~470 bytes before the members' constructors run: a full reconcile builds
+  // endpoints in vectors resized to thousands.
+  Endpoint() noexcept {}  // NOLINT(modernize-use-equals-default): see above
+
+  EndpointAddresses addresses;
   EndpointConditions conditions;
   std::optional<std::string> hostname;
   std::optional<ObjectReference> target_ref;
