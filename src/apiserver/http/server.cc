@@ -73,6 +73,8 @@ using TlsStream = beast::ssl_stream<tcp::socket>;
 
 constexpr std::string_view kCrlf = "\r\n";
 constexpr std::string_view kLastChunk = "0\r\n\r\n";
+// The most one stream write hands to one sendmsg.
+constexpr std::size_t kMaxStreamWriteBytes = std::size_t{1} << 20;
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 // While a response streams, the connection reads this much at a time to notice the client leave.
 constexpr std::size_t kWatchReadBytes = 512;
@@ -815,33 +817,35 @@ class Session final : public SessionBase {
     }
     next_stream_write_ = now + core()->options().stream_flush_interval;
 
-    framing_.clear();
-    buffers_.clear();
-    buffers_.reserve(batch_.size() * 3 + 2);
+    // The batch goes out as one contiguous buffer, not a gather list of three pieces per chunk:
+    // Asio's composed write hands the kernel at most 16 buffers per sendmsg and goes back through
+    // the reactor for the rest, so a batch of 15+ events cost 4-5 syscalls and scheduler rounds
+    // per stream (measured: 23 sendmsg per write with 100 watchers). Copying ~1.3 KB per event is
+    // far cheaper than that.
+    stream_out_.clear();
     if (stream_header_) {
-      buffers_.push_back(asio::buffer(*stream_header_));
+      stream_out_ += *stream_header_;
       header_in_batch_ = true;
     }
-    for (const auto& chunk : batch_) {
-      AppendHex(&framing_, chunk->size());
-      framing_ += kCrlf;
-    }
     batch_bytes_ = 0;
-    std::size_t offset = 0;
     for (const auto& chunk : batch_) {
-      const std::size_t line = HexDigits(chunk->size()) + kCrlf.size();
-      buffers_.push_back(asio::buffer(framing_.data() + offset, line));
-      buffers_.push_back(asio::buffer(*chunk));
-      buffers_.push_back(asio::buffer(kCrlf.data(), kCrlf.size()));
-      offset += line;
+      AppendHex(&stream_out_, chunk->size());
+      stream_out_ += kCrlf;
+      stream_out_ += *chunk;
+      stream_out_ += kCrlf;
       batch_bytes_ += chunk->size();
     }
-    if (ends) buffers_.push_back(asio::buffer(kLastChunk.data(), kLastChunk.size()));
+    batch_.clear();  // copied: the shared event lines can go now
+    if (ends) stream_out_ += kLastChunk;
     batch_ends_stream_ = ends;
     writing_ = true;
-    asio::async_write(io_, buffers_, [self = Self()](const ErrorCode& ec, std::size_t /*bytes*/) {
-      self->OnStreamWritten(ec);
-    });
+    // Up to kMaxStreamWriteBytes per sendmsg (transfer_all would cap each at 64 KB).
+    asio::async_write(
+        io_, asio::buffer(stream_out_),
+        [](const ErrorCode& ec, std::size_t /*bytes*/) -> std::size_t {
+          return ec ? 0 : kMaxStreamWriteBytes;
+        },
+        [self = Self()](const ErrorCode& ec, std::size_t /*bytes*/) { self->OnStreamWritten(ec); });
   }
 
   void OnStreamWritten(const ErrorCode& ec) {
@@ -850,8 +854,8 @@ class Session final : public SessionBase {
       stream_header_.reset();
       header_in_batch_ = false;
     }
-    batch_.clear();
-    buffers_.clear();
+    // A burst can leave a large buffer behind; a quiet stream should not keep it.
+    if (stream_out_.capacity() > kMaxStreamWriteBytes) std::string().swap(stream_out_);
     {
       std::lock_guard<std::mutex> lock(state_->mu);
       state_->backlog_bytes -= std::min(state_->backlog_bytes, batch_bytes_);
@@ -876,8 +880,7 @@ class Session final : public SessionBase {
     state_.reset();
     batch_ends_stream_ = false;
     std::vector<std::shared_ptr<const std::string>>().swap(batch_);
-    std::string().swap(framing_);
-    std::vector<asio::const_buffer>().swap(buffers_);
+    std::string().swap(stream_out_);
     if (!keep_alive_ || core()->stopping()) {
       Close();
       return;
@@ -960,9 +963,8 @@ class Session final : public SessionBase {
   bool header_in_batch_ = false;
   bool batch_ends_stream_ = false;
   std::size_t batch_bytes_ = 0;
-  std::vector<std::shared_ptr<const std::string>> batch_;  // chunks being written
-  std::string framing_;                                    // their chunk-size lines
-  std::vector<asio::const_buffer> buffers_;
+  std::vector<std::shared_ptr<const std::string>> batch_;  // chunks taken from the queue
+  std::string stream_out_;  // the batch being written: header, framed chunks, last chunk
 };
 
 // ---------------------------------------------------------------------------------------------
