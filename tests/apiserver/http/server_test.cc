@@ -776,6 +776,40 @@ TEST(HttpServerStreamTest, SlowReaderOverBacklogIsClosed) {
   EXPECT_EQ(stream->stops(), 1);
 }
 
+// A reader that does not read while 16 MB are queued (more than the kernel buffers take): the
+// server's own sendmsg of a batch then sends part of it or nothing, and the rest goes out once
+// the reader drains. Every byte still arrives once and in order.
+TEST(HttpServerStreamTest, PartlySentBatchesArriveWhole) {
+  StreamingFixture fixture;
+  auto server = StartServer({}, fixture.Handler());
+  ASSERT_NE(server, nullptr);
+  auto client = TestClient::Connect(server->port());
+  ASSERT_TRUE(client.ok());
+  ASSERT_TRUE((*client)->SendRequest("GET", "/watch").ok());
+  auto header = (*client)->ReadResponseHeader();
+  ASSERT_TRUE(header.ok()) << header.status().ToString();
+  auto stream = fixture.WaitStream(0);
+  ASSERT_NE(stream, nullptr);
+  auto sink = stream->WaitStarted();
+  ASSERT_NE(sink, nullptr);
+
+  std::string expected;
+  for (int i = 0; i < 256; ++i) {
+    std::string chunk = std::to_string(i) + ":";
+    chunk.append(std::size_t{64} * 1024, static_cast<char>('a' + i % 26));
+    expected += chunk;
+    ASSERT_TRUE(sink->Write(Chunk(std::move(chunk))));
+  }
+  sink->Finish();
+  auto body = (*client)->ReadBodyAtLeast(std::string::npos);
+  ASSERT_TRUE(body.ok()) << body.status().ToString();
+  EXPECT_TRUE(body->done);
+  ASSERT_EQ(body->body.size(), expected.size());
+  EXPECT_TRUE(body->body == expected);
+  server->Stop();
+  EXPECT_EQ(stream->stops(), 0);
+}
+
 // Lifts RLIMIT_NOFILE for the test process (the server does the same in Create).
 rlim_t RaiseOwnFileLimit() {
   rlimit limit{};
