@@ -26,6 +26,7 @@ int RunApiServerCommand(const ApiServerCommandOptions& options, std::ostream& ou
   serve.tls_cert_dir = options.tls_cert_dir;
   serve.kubeconfig_path = options.write_kubeconfig;
   serve.history_events = options.history_events;
+  serve.io_threads = options.io_threads;
   Result<std::unique_ptr<apiserver::RunningApiServer>> server =
       apiserver::RunningApiServer::Start(std::move(serve));
   if (!server.ok()) {

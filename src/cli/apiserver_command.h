@@ -15,6 +15,7 @@ struct ApiServerCommandOptions {
   std::string tls_cert_dir;
   std::string write_kubeconfig;
   std::int64_t history_events = 100000;
+  int io_threads = 0;  // 0: one per core
 };
 
 // Blocks SIGTERM and SIGINT, serves until one arrives, then shuts down cleanly. Returns the exit

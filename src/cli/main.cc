@@ -61,6 +61,11 @@ int main(int argc, char** argv) {
         ->add_option("--history-events", apiserver.history_events,
                      "Watch history kept for resuming watches (events)")
         ->capture_default_str();
+    apiserver_cmd
+        ->add_option("--io-threads", apiserver.io_threads,
+                     "Threads serving connections (0: one per core, at least 2)")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
 
     slicewright::cli::ControllerManagerCommandOptions manager;
     CLI::App* manager_cmd = app.add_subcommand(

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <boost/container/small_vector.hpp>
@@ -38,7 +39,14 @@ struct Endpoint {
   // User-provided, unlike `= default`, so that value-initialization (vector::resize, Endpoint{})
   // does not zero all ~470 bytes before the members' constructors run: a full reconcile builds
   // endpoints in vectors resized to thousands.
-  Endpoint() noexcept {}  // NOLINT(modernize-use-equals-default): see above
+  Endpoint() {}  // NOLINT(modernize-use-equals-default): see above
+  Endpoint(const Endpoint&) = default;
+  Endpoint& operator=(const Endpoint&) = default;
+  // noexcept, which Boost 1.74's small_vector does not declare although moving it between equal
+  // inline capacities never allocates: without it std::vector<Endpoint> copies on every growth.
+  Endpoint(Endpoint&&) noexcept = default;             // NOLINT(bugprone-exception-escape)
+  Endpoint& operator=(Endpoint&&) noexcept = default;  // NOLINT(bugprone-exception-escape)
+  ~Endpoint() = default;
 
   EndpointAddresses addresses;
   EndpointConditions conditions;
@@ -49,6 +57,9 @@ struct Endpoint {
   std::optional<EndpointHints> hints;
   friend bool operator==(const Endpoint&, const Endpoint&) = default;
 };
+
+static_assert(std::is_nothrow_move_constructible_v<Endpoint> &&
+              std::is_nothrow_move_assignable_v<Endpoint>);
 
 // discovery/v1 EndpointPort: every field optional.
 struct EndpointPort {

@@ -1,10 +1,12 @@
 #include "apiserver/rest/serve.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 #include <openssl/evp.h>
@@ -179,7 +181,9 @@ Result<std::unique_ptr<RunningApiServer>> RunningApiServer::Start(ServeOptions o
   HttpServerOptions http_options;
   http_options.address = address.first;
   http_options.port = address.second;
-  http_options.io_threads = options.io_threads;
+  http_options.io_threads =
+      options.io_threads > 0 ? options.io_threads
+                             : std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
   http_options.bearer_token = options.token;
   std::string ca_pem;
   if (!options.tls_cert_dir.empty()) {
