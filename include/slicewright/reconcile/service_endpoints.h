@@ -58,8 +58,9 @@ class ServiceEndpointsBuilder final {
   static constexpr std::size_t kMaxTypes = 2;
   static constexpr std::size_t kNoRank = ~std::size_t{0};
 
-  // What one pod contributes.
-  struct PodState {
+  // What one pod contributes. Its implicit moves are noexcept through model::Endpoint's, which
+  // never allocate (discovery.h); clang-tidy cannot see into Boost's small_vector.
+  struct PodState {  // NOLINT(bugprone-exception-escape)
     // The PortMapKey of the pod's port set; nullopt when the pod is not in endpoints at all.
     std::optional<std::string> port_key;
     // Per address type, the identity fields of the pod's endpoint (addresses, hostname,
