@@ -236,7 +236,8 @@ std::vector<ResourceInfo> Builtins() {
                                       "holderIdentity contains the identity of the "
                                       "holder of a current lease."),
                                   Age()}}));
-  // events.k8s.io/v1 shares core Events' printer; its own field names are the selectable ones.
+  // events.k8s.io/v1 shares core Events' printer and store (kube-apiserver converts between the
+  // two); its own field names are the selectable ones, translated to the core names on use.
   out.push_back(Make(
       {.group = "events.k8s.io",
        .resource = "events",
@@ -246,6 +247,7 @@ std::vector<ResourceInfo> Builtins() {
                              "regarding.uid", "regarding.apiVersion", "regarding.resourceVersion",
                              "regarding.fieldPath", "reason", "reportingController", "type"},
        .columns = out[2].printer_columns}));
+  out.back().storage_group = "";
   // policy/v1 and rbac.authorization.k8s.io/v1, for the deploy/ manifests. The server stores
   // them and enforces nothing: it has no authorizer and no eviction API.
   out.push_back(
@@ -316,7 +318,9 @@ std::string ResourceInfo::GroupVersion() const {
 }
 
 std::string ResourceInfo::KeyPrefix() const {
-  return "/registry/" + (group.empty() ? std::string("core") : group) + "/" + resource + "/";
+  const std::string& stored_group = storage_group.value_or(group);
+  return "/registry/" + (stored_group.empty() ? std::string("core") : stored_group) + "/" +
+         resource + "/";
 }
 
 std::string ResourceInfo::Key(std::string_view namespace_, std::string_view name) const {

@@ -56,10 +56,15 @@ struct ResourceInfo {
   // For custom resources: this version's spec.versions[].schema.openAPIV3Schema (shared,
   // immutable), for validation and pruning and for the OpenAPI v3 document. Null for built-ins.
   std::shared_ptr<const nlohmann::json> schema;
+  // The group whose store holds this resource's objects, when not its own: kube-apiserver keeps
+  // events.k8s.io/v1 Events in the core Event store and converts at the edge
+  // (api/event_conversion.h), so this is "" for them. Unset for every other resource.
+  std::optional<std::string> storage_group;
 
   // "v1" or "discovery.k8s.io/v1".
   std::string GroupVersion() const;
-  // The storage key prefix of every object of this resource: "/registry/<group>/<resource>/".
+  // The storage key prefix of every object of this resource: "/registry/<group>/<resource>/",
+  // with storage_group's name when set.
   std::string KeyPrefix() const;
   // The storage key of one object: prefix + "<namespace>/<name>" or prefix + "<name>".
   std::string Key(std::string_view namespace_, std::string_view name) const;

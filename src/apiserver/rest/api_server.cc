@@ -22,6 +22,7 @@
 
 #include "apiserver/api/crd.h"
 #include "apiserver/api/discovery.h"
+#include "apiserver/api/event_conversion.h"
 #include "apiserver/api/openapi.h"
 #include "apiserver/api/patch.h"
 #include "apiserver/api/protobuf.h"
@@ -361,6 +362,11 @@ struct ApiServer::Impl {
   Result<StoredObject> RemoveNow(const ResourceInfo& info, const std::string& key,
                                  const StoredObject& current, const Json* final_state = nullptr);
   Storage::Render Renderer(const ResourceInfo& info, Json object) const;
+  // The resource whose store and strategy hold `info`'s objects: core Events for the
+  // events.k8s.io/v1 view, `info` itself otherwise. Built-ins live as long as the registry.
+  const ResourceInfo& StoredAs(const ResourceInfo& info) const;
+  // Moves Events that older data dirs kept under events.k8s.io into the shared core store.
+  Status MigrateLegacyEventsV1();
 
   // --- background ---
   void ScheduleOwnerGone(const std::string& uid, std::chrono::milliseconds delay);
@@ -754,6 +760,88 @@ Status CheckTypeMeta(const ResourceInfo& info, Json& object) {
   }
   if (!object.contains("metadata") || object["metadata"].is_null()) {
     object["metadata"] = Json::object();
+  }
+  return Status::Ok();
+}
+
+// The bytes `served` answers with for a stored object: the stored JSON itself, or for the
+// events.k8s.io/v1 view the stored core Event converted into `scratch`.
+const std::string& Served(const ResourceInfo& served, const std::string& stored,
+                          std::string& scratch) {
+  if (!IsEventsV1(served)) {
+    return stored;
+  }
+  Result<Json> parsed = ParseJson(stored, "stored Event");
+  if (!parsed.ok()) {
+    return stored;
+  }
+  scratch = DumpJson(CoreEventToV1(*parsed));
+  return scratch;
+}
+
+// Errors from the shared Event store name the stored resource (`events "a" not found`);
+// kube-apiserver names the one the request addressed (`events.events.k8s.io "a" not found`).
+Status AsServed(const ResourceInfo& served, const Status& status) {
+  if (status.ok() || !IsEventsV1(served)) {
+    return status;
+  }
+  std::string message(status.message());
+  const std::string stored = served.resource + " \"";
+  if (const std::size_t at = message.find(stored); at != std::string::npos) {
+    message.replace(at, stored.size(), QualifiedResource(served) + " \"");
+  }
+  Status out(status.code(), std::move(message));
+  out.WithObject(status.object()).WithCauses(status.causes());
+  return out;
+}
+
+// A request body for `served` in the shape its store keeps: an events.k8s.io/v1 Event, after the
+// type checks its own endpoint makes, becomes a core Event. Other bodies are left as they are.
+Status ToStored(const ResourceInfo& served, Json& object) {
+  if (!IsEventsV1(served)) {
+    return Status::Ok();
+  }
+  SW_RETURN_IF_ERROR(CheckTypeMeta(served, object));
+  object = V1EventToCore(object);
+  return Status::Ok();
+}
+
+const ResourceInfo& ApiServer::Impl::StoredAs(const ResourceInfo& info) const {
+  if (IsEventsV1(info)) {
+    if (ResourcePtr core = registry.Find("", "v1", "events")) {
+      return *core;
+    }
+  }
+  return info;
+}
+
+Status ApiServer::Impl::MigrateLegacyEventsV1() {
+  const ResourceInfo& core = StoredAs(*registry.Find("events.k8s.io", "v1", "events"));
+  ListOptions legacy;
+  legacy.prefix = std::string(kLegacyEventsV1Prefix);
+  SW_ASSIGN_OR_RETURN(ListResult rows, storage->List(legacy));
+  for (const StoredObject& row : rows.items) {
+    Result<Json> parsed = ParseJson(row.record->json, "stored events.k8s.io Event");
+    if (!parsed.ok() || !parsed->is_object()) {
+      // Not ours to interpret: leave the row where it is rather than lose it.
+      continue;
+    }
+    Json moved = V1EventToCore(*parsed);
+    const Json& metadata = moved["metadata"];
+    const std::string key = core.Key(StringOr(metadata, "namespace"), StringOr(metadata, "name"));
+    const std::string old_key = std::string(kLegacyEventsV1Prefix) +
+                                StringOr(metadata, "namespace") + "/" + StringOr(metadata, "name");
+    // A core Event of the same name (written since by a newer server) wins.
+    Result<std::int64_t> created = storage->Create(key, Renderer(core, std::move(moved)));
+    if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
+      return created.status().WithContext("moving " + old_key);
+    }
+    Json final_state = std::move(parsed).value();
+    Result<std::int64_t> removed =
+        storage->Delete(old_key, row.mod_revision, Renderer(core, std::move(final_state)));
+    if (!removed.ok() && removed.status().code() != StatusCode::kNotFound) {
+      return removed.status().WithContext("moving " + old_key);
+    }
   }
   return Status::Ok();
 }
@@ -1574,6 +1662,12 @@ Result<ObjectFilter> ApiServer::Impl::FilterFromRequest(const HttpRequest& reque
   if (request.HasQuery("fieldSelector")) {
     SW_ASSIGN_OR_RETURN(filter.fields,
                         ParseFieldSelector(request.Query("fieldSelector"), info.selectable_fields));
+    if (IsEventsV1(info)) {
+      // The shared store's attributes carry the core Event's field names.
+      for (FieldRequirement& requirement : filter.fields) {
+        requirement.field = V1EventFieldToCore(requirement.field);
+      }
+    }
   }
   return filter;
 }
@@ -1742,7 +1836,8 @@ HttpResponse ApiServer::Impl::HandleGet(HttpRequest& request, const ResourceInfo
         stored.status().code() == StatusCode::kNotFound ? NotFound(info, ri.name) : stored.status(),
         details);
   }
-  return ObjectResponse(request, info, 200, stored->record->json);
+  std::string scratch;
+  return ObjectResponse(request, info, 200, Served(info, stored->record->json, scratch));
 }
 
 HttpResponse ApiServer::Impl::HandleList(HttpRequest& request, const ResourceInfo& info,
@@ -1855,7 +1950,7 @@ HttpResponse ApiServer::Impl::HandleList(HttpRequest& request, const ResourceInf
     for (const StoredObject& item : items) {
       Result<Json> object = ParseJson(item.record->json, "object");
       if (object.ok()) {
-        parsed.push_back(std::move(object).value());
+        parsed.push_back(IsEventsV1(info) ? CoreEventToV1(*object) : std::move(object).value());
       }
     }
     std::vector<const Json*> pointers;
@@ -1871,6 +1966,7 @@ HttpResponse ApiServer::Impl::HandleList(HttpRequest& request, const ResourceInf
   for (const StoredObject& item : items) {
     size += item.record->json.size() + 1;
   }
+  std::string scratch;
   std::string body;
   body.reserve(size);
   body += R"({"kind":")" + info.list_kind + R"(","apiVersion":")" + info.GroupVersion() +
@@ -1883,7 +1979,7 @@ HttpResponse ApiServer::Impl::HandleList(HttpRequest& request, const ResourceInf
     if (i > 0) {
       body += ',';
     }
-    body += items[i].record->json;
+    body += Served(info, items[i].record->json, scratch);
   }
   body += "]}";
   return JsonResponse(200, std::move(body));
@@ -1943,16 +2039,27 @@ HttpResponse ApiServer::Impl::HandleWatch(HttpRequest& request, const ResourceIn
   options.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
   options.api_version = info.GroupVersion();
   options.kind = info.kind;
+  const bool events_v1 = IsEventsV1(info);
+  if (events_v1) {
+    // Events written through either API reach this watch from the shared core store.
+    options.encoder = [](const std::string& json) {
+      Result<Json> parsed = ParseJson(json, "stored Event");
+      return parsed.ok() ? DumpJson(CoreEventToV1(*parsed)) : json;
+    };
+  }
   if (WantsTable(request)) {
     Result<IncludeObject> include = ParseIncludeObject(request.Query("includeObject"));
     if (!include.ok()) {
       return StatusResponse(include.status());
     }
     ResourcePtr held = registry.Find(info.group, info.version, info.resource);
-    options.encoder = [this, held, include = *include](const std::string& json) {
+    options.encoder = [this, held, include = *include, events_v1](const std::string& json) {
       Result<Json> parsed = ParseJson(json, "object");
       if (!parsed.ok()) {
         return json;
+      }
+      if (events_v1) {
+        *parsed = CoreEventToV1(*parsed);
       }
       std::vector<const Json*> objects = {&*parsed};
       const std::string rv = StringOr((*parsed)["metadata"], "resourceVersion");
@@ -1982,13 +2089,17 @@ HttpResponse ApiServer::Impl::HandleCreate(HttpRequest& request, const ResourceI
   // Invalid answer ("The deployments \"web\" is invalid").
   const Json* metadata = Metadata(*object);
   std::string name = metadata == nullptr ? std::string() : StringOr(*metadata, "name");
+  if (Status converted = ToStored(info, *object); !converted.ok()) {
+    return StatusResponse(converted, {std::move(name), info.group, info.resource, info.kind});
+  }
   Result<StoredObject> created =
-      CreateObject(info, ri.namespace_, std::move(object).value(), *dry_run);
+      CreateObject(StoredAs(info), ri.namespace_, std::move(object).value(), *dry_run);
   if (!created.ok()) {
-    return StatusResponse(created.status(),
+    return StatusResponse(AsServed(info, created.status()),
                           {std::move(name), info.group, info.resource, info.kind});
   }
-  return ObjectResponse(request, info, 201, created->record->json);
+  std::string scratch;
+  return ObjectResponse(request, info, 201, Served(info, created->record->json, scratch));
 }
 
 HttpResponse ApiServer::Impl::HandleUpdate(HttpRequest& request, const ResourceInfo& info,
@@ -2006,8 +2117,11 @@ HttpResponse ApiServer::Impl::HandleUpdate(HttpRequest& request, const ResourceI
   }
   const bool status_subresource = ri.subresource == "status";
   Json object = std::move(body).value();
+  if (Status converted = ToStored(info, object); !converted.ok()) {
+    return StatusResponse(converted, {ri.name, info.group, info.resource, info.kind});
+  }
   Result<StoredObject> updated =
-      UpdateObject(info, ri.namespace_, ri.name, status_subresource, *dry_run,
+      UpdateObject(StoredAs(info), ri.namespace_, ri.name, status_subresource, *dry_run,
                    [&object](const Json&) -> Result<Json> { return object; });
   if (!updated.ok() && updated.status().code() == StatusCode::kNotFound &&
       IsCoreResource(info, "endpoints") && !status_subresource) {
@@ -2019,9 +2133,11 @@ HttpResponse ApiServer::Impl::HandleUpdate(HttpRequest& request, const ResourceI
     updated = created;
   }
   if (!updated.ok()) {
-    return StatusResponse(updated.status(), {ri.name, info.group, info.resource, info.kind});
+    return StatusResponse(AsServed(info, updated.status()),
+                          {ri.name, info.group, info.resource, info.kind});
   }
-  return ObjectResponse(request, info, 200, updated->record->json);
+  std::string scratch;
+  return ObjectResponse(request, info, 200, Served(info, updated->record->json, scratch));
 }
 
 HttpResponse ApiServer::Impl::HandlePatch(HttpRequest& request, const ResourceInfo& info,
@@ -2044,9 +2160,10 @@ HttpResponse ApiServer::Impl::HandlePatch(HttpRequest& request, const ResourceIn
   const bool status_subresource = ri.subresource == "status";
   const std::string api_version = info.GroupVersion();
   Result<StoredObject> patched = UpdateObject(
-      info, ri.namespace_, ri.name, status_subresource, *dry_run,
+      StoredAs(info), ri.namespace_, ri.name, status_subresource, *dry_run,
       [&](const Json& current) -> Result<Json> {
-        Json base = current;
+        // The patch applies to the object as this endpoint shows it.
+        Json base = IsEventsV1(info) ? CoreEventToV1(current) : current;
         // The client's patch may pin a resourceVersion; the stored one otherwise matches itself.
         SW_ASSIGN_OR_RETURN(Json result,
                             ApplyPatch(base, request.body, *type, api_version, info.kind));
@@ -2060,12 +2177,15 @@ HttpResponse ApiServer::Impl::HandlePatch(HttpRequest& request, const ResourceIn
           // Unchanged by the patch: no precondition.
           result["metadata"].erase("resourceVersion");
         }
+        SW_RETURN_IF_ERROR(ToStored(info, result));
         return result;
       });
   if (!patched.ok()) {
-    return StatusResponse(patched.status(), {ri.name, info.group, info.resource, info.kind});
+    return StatusResponse(AsServed(info, patched.status()),
+                          {ri.name, info.group, info.resource, info.kind});
   }
-  return ObjectResponse(request, info, 200, patched->record->json);
+  std::string scratch;
+  return ObjectResponse(request, info, 200, Served(info, patched->record->json, scratch));
 }
 
 namespace {
@@ -2130,9 +2250,10 @@ HttpResponse ApiServer::Impl::HandleDelete(HttpRequest& request, const ResourceI
   if (!options.ok()) {
     return StatusResponse(options.status());
   }
-  Result<StoredObject> deleted = DeleteObject(info, ri.namespace_, ri.name, *options);
+  Result<StoredObject> deleted = DeleteObject(StoredAs(info), ri.namespace_, ri.name, *options);
   if (!deleted.ok()) {
-    return StatusResponse(deleted.status(), {ri.name, info.group, info.resource, info.kind});
+    return StatusResponse(AsServed(info, deleted.status()),
+                          {ri.name, info.group, info.resource, info.kind});
   }
   // 202 while the deletion waits (finalizers, a grace period), as kube-apiserver answers. Decided
   // from the object the delete left, not from a later read: the garbage collector may finish an
@@ -2151,7 +2272,9 @@ HttpResponse ApiServer::Impl::HandleDelete(HttpRequest& request, const ResourceI
            IntField(*metadata, "deletionGracePeriodSeconds").value_or(0) > 0);
     }
   }
-  return ObjectResponse(request, info, pending ? 202 : 200, deleted->record->json);
+  std::string scratch;
+  return ObjectResponse(request, info, pending ? 202 : 200,
+                        Served(info, deleted->record->json, scratch));
 }
 
 HttpResponse ApiServer::Impl::HandleDeleteCollection(HttpRequest& request, const ResourceInfo& info,
@@ -2187,7 +2310,7 @@ HttpResponse ApiServer::Impl::HandleDeleteCollection(HttpRequest& request, const
         namespace_ = value;
       }
     }
-    Result<StoredObject> deleted = DeleteObject(info, namespace_, name, *options);
+    Result<StoredObject> deleted = DeleteObject(StoredAs(info), namespace_, name, *options);
     if (!deleted.ok()) {
       if (deleted.status().code() == StatusCode::kNotFound) {
         continue;
@@ -2195,7 +2318,8 @@ HttpResponse ApiServer::Impl::HandleDeleteCollection(HttpRequest& request, const
       return StatusResponse(deleted.status(), {name, info.group, info.resource, info.kind});
     }
     body += first ? "" : ",";
-    body += deleted->record->json;
+    std::string scratch;
+    body += Served(info, deleted->record->json, scratch);
     first = false;
   }
   body += "]}";
@@ -2268,6 +2392,9 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Create(ApiServerOptions options,
       }
     }
   }
+
+  // Before the owner index starts, so it sees the moved Events where they now live.
+  SW_RETURN_IF_ERROR(impl->MigrateLegacyEventsV1());
 
   impl->owner_index = std::make_shared<Impl::OwnerIndex>(*impl);
   WatchOptions everything;

@@ -101,5 +101,19 @@ TEST(EventConversionTest, FieldLabels) {
   EXPECT_EQ(V1EventFieldToCore("metadata.name"), "metadata.name");
 }
 
+// Only the built-in events.k8s.io/v1 resource is a converted view, and it keeps the core store.
+TEST(EventConversionTest, EventsV1SharesTheCoreStore) {
+  ResourceRegistry registry;
+  ResourcePtr v1 = registry.Find("events.k8s.io", "v1", "events");
+  ResourcePtr core = registry.Find("", "v1", "events");
+  ASSERT_NE(v1, nullptr);
+  ASSERT_NE(core, nullptr);
+  EXPECT_TRUE(IsEventsV1(*v1));
+  EXPECT_FALSE(IsEventsV1(*core));
+  EXPECT_EQ(v1->KeyPrefix(), "/registry/core/events/");
+  EXPECT_EQ(v1->Key("default", "a"), core->Key("default", "a"));
+  EXPECT_NE(v1->KeyPrefix(), kLegacyEventsV1Prefix);
+}
+
 }  // namespace
 }  // namespace slicewright::apiserver

@@ -1031,6 +1031,275 @@ TEST_F(ApiServerTest, DeployKindsValidation) {
   }
 }
 
+const char* kCoreEvents = "/api/v1/namespaces/default/events";
+const char* kEventsV1 = "/apis/events.k8s.io/v1/namespaces/default/events";
+
+Json CoreEvent(const std::string& name, const std::string& pod) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Event"},
+          {"metadata", {{"name", name}}},
+          {"involvedObject", {{"kind", "Pod"}, {"name", pod}, {"namespace", "default"}}},
+          {"reason", "Started"},
+          {"message", "started " + pod},
+          {"source", {{"component", "kubelet"}}},
+          {"count", 2},
+          {"type", "Normal"},
+          {"reportingComponent", "kubelet"},
+          {"reportingInstance", "node-1"}};
+}
+
+Json EventV1(const std::string& name, const std::string& pod) {
+  return {{"apiVersion", "events.k8s.io/v1"},
+          {"kind", "Event"},
+          {"metadata", {{"name", name}}},
+          {"eventTime", "2024-01-01T00:00:00.000000Z"},
+          {"regarding", {{"kind", "Pod"}, {"name", pod}, {"namespace", "default"}}},
+          {"reason", "Scheduled"},
+          {"note", "assigned " + pod},
+          {"type", "Normal"},
+          {"action", "Binding"},
+          {"reportingController", "default-scheduler"},
+          {"reportingInstance", "scheduler-1"}};
+}
+
+// An Event created through events.k8s.io/v1 is a core Event (kube-apiserver's one storage), with
+// the same uid and resourceVersion, each API showing its own field names.
+TEST_F(ApiServerTest, EventsV1CreateIsSeenThroughCore) {
+  Json created = CallJson("POST", kEventsV1, EventV1("sched", "web"), 201);
+  EXPECT_EQ(created["apiVersion"], "events.k8s.io/v1");
+  EXPECT_EQ(created["note"], "assigned web");
+  EXPECT_EQ(created["regarding"]["name"], "web");
+  EXPECT_FALSE(created.contains("message"));
+  Json core = Get(std::string(kCoreEvents) + "/sched");
+  EXPECT_EQ(core["apiVersion"], "v1");
+  EXPECT_EQ(core["kind"], "Event");
+  EXPECT_EQ(core["involvedObject"]["name"], "web");
+  EXPECT_EQ(core["message"], "assigned web");
+  EXPECT_EQ(core["reportingComponent"], "default-scheduler");
+  EXPECT_EQ(core["reportingInstance"], "scheduler-1");
+  EXPECT_EQ(core["action"], "Binding");
+  EXPECT_EQ(core["eventTime"], "2024-01-01T00:00:00.000000Z");
+  EXPECT_EQ(core["metadata"]["uid"], created["metadata"]["uid"]);
+  EXPECT_EQ(core["metadata"]["resourceVersion"], created["metadata"]["resourceVersion"]);
+  Json list = Get(kCoreEvents);
+  ASSERT_EQ(list["items"].size(), 1u);
+  EXPECT_EQ(list["items"][0], core);
+  EXPECT_EQ(Get(std::string(kEventsV1) + "/sched"), created);
+  // One object, so a second create of the name through the other API conflicts.
+  CallJson("POST", kCoreEvents, CoreEvent("sched", "web"), 409);
+}
+
+// A core Event is listed through events.k8s.io/v1 in that API's shape.
+TEST_F(ApiServerTest, CoreEventIsSeenThroughEventsV1) {
+  Json created = CallJson("POST", kCoreEvents, CoreEvent("kubelet.1", "web"), 201);
+  Json list = Get(kEventsV1);
+  EXPECT_EQ(list["apiVersion"], "events.k8s.io/v1");
+  EXPECT_EQ(list["kind"], "EventList");
+  ASSERT_EQ(list["items"].size(), 1u);
+  const Json& item = list["items"][0];
+  EXPECT_EQ(item["apiVersion"], "events.k8s.io/v1");
+  EXPECT_EQ(item["regarding"]["name"], "web");
+  EXPECT_EQ(item["note"], "started web");
+  EXPECT_EQ(item["deprecatedSource"]["component"], "kubelet");
+  EXPECT_EQ(item["deprecatedCount"], 2);
+  EXPECT_EQ(item["reportingController"], "kubelet");
+  EXPECT_FALSE(item.contains("involvedObject"));
+  EXPECT_EQ(item["metadata"]["resourceVersion"], created["metadata"]["resourceVersion"]);
+  EXPECT_EQ(Get(std::string(kEventsV1) + "/kubelet.1"), item);
+}
+
+// Each API's field selectors work on Events written through either API.
+TEST_F(ApiServerTest, EventFieldSelectorsWorkThroughBothApis) {
+  CallJson("POST", kEventsV1, EventV1("a", "pod-a"), 201);
+  CallJson("POST", kCoreEvents, CoreEvent("b", "pod-b"), 201);
+  struct Case {
+    std::string_view path;
+    std::string_view selector;
+    std::vector<std::string> want;
+  };
+  const Case cases[] = {
+      {kCoreEvents, "involvedObject.name%3Dpod-a", {"a"}},
+      {kCoreEvents, "involvedObject.name%3Dpod-b", {"b"}},
+      {kCoreEvents, "reportingComponent%3Ddefault-scheduler", {"a"}},
+      {kCoreEvents, "reason%3DStarted,type%3DNormal", {"b"}},
+      {kEventsV1, "regarding.name%3Dpod-b", {"b"}},
+      {kEventsV1, "regarding.name!%3Dpod-b", {"a"}},
+      {kEventsV1, "regarding.kind%3DPod", {"a", "b"}},
+      {kEventsV1, "reportingController%3Dkubelet", {"b"}},
+      {kEventsV1, "reason%3DScheduled", {"a"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.path) + "?" + std::string(c.selector));
+    Json list = Get(std::string(c.path) + "?fieldSelector=" + std::string(c.selector));
+    std::vector<std::string> names;
+    for (const Json& item : list["items"]) {
+      names.push_back(item["metadata"]["name"]);
+    }
+    EXPECT_EQ(names, c.want);
+  }
+  // Each API accepts only its own labels, as kube-apiserver does.
+  Json status = Get(std::string(kEventsV1) + "?fieldSelector=involvedObject.name%3Dpod-a", 400);
+  EXPECT_EQ(status["message"], "field label not supported: involvedObject.name");
+  Get(std::string(kCoreEvents) + "?fieldSelector=regarding.name%3Dpod-a", 400);
+}
+
+// Update and patches through events.k8s.io/v1 apply to its shape; delete through core removes
+// the Event from both.
+TEST_F(ApiServerTest, EventsV1UpdatePatchAndCoreDelete) {
+  Json created = CallJson("POST", kEventsV1, EventV1("e", "web"), 201);
+  Json merged = CallJson("PATCH", std::string(kEventsV1) + "/e",
+                         Json{{"note", "patched"}, {"deprecatedCount", 5}}, 200,
+                         "application/merge-patch+json");
+  EXPECT_EQ(merged["note"], "patched");
+  EXPECT_EQ(merged["deprecatedCount"], 5);
+  Json json_patched =
+      CallJson("PATCH", std::string(kEventsV1) + "/e",
+               Json::array({{{"op", "replace"}, {"path", "/regarding/name"}, {"value", "web-2"}}}),
+               200, "application/json-patch+json");
+  EXPECT_EQ(json_patched["regarding"]["name"], "web-2");
+  Json strategic =
+      CallJson("PATCH", std::string(kEventsV1) + "/e", Json{{"series", {{"count", 2}}}}, 200,
+               "application/strategic-merge-patch+json");
+  EXPECT_EQ(strategic["series"]["count"], 2);
+  Json core = Get(std::string(kCoreEvents) + "/e");
+  EXPECT_EQ(core["message"], "patched");
+  EXPECT_EQ(core["count"], 5);
+  EXPECT_EQ(core["involvedObject"]["name"], "web-2");
+  EXPECT_EQ(core["series"]["count"], 2);
+  EXPECT_EQ(core["metadata"]["uid"], created["metadata"]["uid"]);
+
+  Json update = strategic;
+  update["type"] = "Warning";
+  Json updated = CallJson("PUT", std::string(kEventsV1) + "/e", update, 200);
+  EXPECT_EQ(updated["type"], "Warning");
+  EXPECT_EQ(Get(std::string(kCoreEvents) + "/e")["type"], "Warning");
+  // A body of the other API's version is refused by the endpoint, not converted.
+  Json wrong = CallJson("PUT", std::string(kEventsV1) + "/e", core, 400);
+  EXPECT_EQ(wrong["message"],
+            "the API version in the data (v1) does not match the expected API version "
+            "(events.k8s.io/v1)");
+  // A stale resourceVersion through either API is a conflict on the one object.
+  update["metadata"]["resourceVersion"] = created["metadata"]["resourceVersion"];
+  CallJson("PUT", std::string(kEventsV1) + "/e", update, 409);
+
+  Json deleted = CallJson("DELETE", std::string(kCoreEvents) + "/e", nullptr, 200);
+  EXPECT_EQ(deleted["kind"], "Event");
+  EXPECT_EQ(Get(std::string(kEventsV1) + "/e", 404)["message"],
+            "events.events.k8s.io \"e\" not found");
+  EXPECT_EQ(CallJson("DELETE", std::string(kEventsV1) + "/e", nullptr, 404)["message"],
+            "events.events.k8s.io \"e\" not found");
+  EXPECT_EQ(CallJson("PATCH", std::string(kEventsV1) + "/e", Json::object(), 404,
+                     "application/merge-patch+json")["message"],
+            "events.events.k8s.io \"e\" not found");
+  EXPECT_EQ(Get(std::string(kCoreEvents) + "/e", 404)["message"], "events \"e\" not found");
+  EXPECT_TRUE(Get(kEventsV1)["items"].empty());
+  // And the other way round: delete through events.k8s.io/v1 answers in its shape.
+  CallJson("POST", kCoreEvents, CoreEvent("f", "web"), 201);
+  Json gone = CallJson("DELETE", std::string(kEventsV1) + "/f", nullptr, 200);
+  EXPECT_EQ(gone["note"], "started web");
+  Get(std::string(kCoreEvents) + "/f", 404);
+}
+
+// A watch through either API sees writes through the other, in its own shape, with the store's
+// resourceVersions; bookmarks name the watched API.
+TEST_F(ApiServerTest, EventWatchesSeeWritesThroughTheOtherApi) {
+  const std::string from = Get(kCoreEvents)["metadata"]["resourceVersion"];
+  auto watch = [&](const char* path, const std::string& query) {
+    HttpResponse response =
+        Call("GET", std::string(path) + "?watch=true&resourceVersion=" + from + query);
+    EXPECT_EQ(response.status, 200) << response.body;
+    auto sink = std::make_shared<RecordingSink>();
+    response.stream->Start(sink);
+    return std::make_pair(response.stream, sink);
+  };
+  auto [v1_stream, v1_sink] = watch(kEventsV1, "&fieldSelector=regarding.name%3Dweb");
+  auto [core_stream, core_sink] = watch(kCoreEvents, "");
+  Json created = CallJson("POST", kCoreEvents, CoreEvent("w", "web"), 201);
+  Json patched = CallJson("PATCH", std::string(kEventsV1) + "/w", Json{{"note", "again"}}, 200,
+                          "application/merge-patch+json");
+  Json deleted = CallJson("DELETE", std::string(kCoreEvents) + "/w", nullptr, 200);
+  ASSERT_TRUE(Eventually([&] { return v1_sink->Events().size() >= 3; }));
+  ASSERT_TRUE(Eventually([&] { return core_sink->Events().size() >= 3; }));
+  std::vector<Json> v1 = v1_sink->Events();
+  std::vector<Json> core = core_sink->Events();
+  ASSERT_EQ(v1.size(), 3u);
+  ASSERT_EQ(core.size(), 3u);
+  const std::vector<std::string> types = {"ADDED", "MODIFIED", "DELETED"};
+  const std::vector<Json> answers = {created, patched, deleted};
+  for (std::size_t i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(v1[i]["type"], types[i]);
+    EXPECT_EQ(core[i]["type"], types[i]);
+    EXPECT_EQ(v1[i]["object"]["apiVersion"], "events.k8s.io/v1");
+    EXPECT_EQ(core[i]["object"]["apiVersion"], "v1");
+    EXPECT_EQ(v1[i]["object"]["regarding"]["name"], "web");
+    EXPECT_EQ(core[i]["object"]["involvedObject"]["name"], "web");
+    EXPECT_EQ(v1[i]["object"]["metadata"]["resourceVersion"],
+              answers[i]["metadata"]["resourceVersion"]);
+    EXPECT_EQ(core[i]["object"]["metadata"]["resourceVersion"],
+              answers[i]["metadata"]["resourceVersion"]);
+  }
+  EXPECT_EQ(v1[1]["object"]["note"], "again");
+  EXPECT_EQ(core[1]["object"]["message"], "again");
+  v1_stream->Stop();
+  core_stream->Stop();
+
+  // Watch-list through events.k8s.io/v1: initial state converted, then its own bookmark.
+  CallJson("POST", kCoreEvents, CoreEvent("x", "web"), 201);
+  HttpResponse list = Call("GET", std::string(kEventsV1) +
+                                      "?watch=true&sendInitialEvents=true&allowWatchBookmarks="
+                                      "true&resourceVersionMatch=NotOlderThan");
+  ASSERT_NE(list.stream, nullptr);
+  auto sink = std::make_shared<RecordingSink>();
+  list.stream->Start(sink);
+  std::vector<Json> events = sink->Events();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0]["object"]["note"], "started web");
+  EXPECT_EQ(events[1]["type"], "BOOKMARK");
+  EXPECT_EQ(events[1]["object"]["apiVersion"], "events.k8s.io/v1");
+  list.stream->Stop();
+}
+
+// events.k8s.io/v1 Events an older data dir stored apart move into the core store on start,
+// keeping uid and content; unreadable rows stay where they are and other data is untouched.
+TEST_F(ApiServerTest, LegacyEventsV1RowsMoveToTheCoreStore) {
+  CallJson("POST", kServices, Service("web"), 201);
+  auto write = [&](const std::string& key, std::string json) {
+    auto render = [json = std::move(json)](std::int64_t) -> Result<RecordPtr> {
+      auto record = std::make_shared<ObjectRecord>();
+      record->json = json;
+      return RecordPtr(std::move(record));
+    };
+    Result<std::int64_t> written = server_->storage().Create(key, render);
+    ASSERT_TRUE(written.ok()) << written.status().ToString();
+  };
+  Json old = EventV1("old", "web");
+  old["metadata"] = {{"name", "old"},
+                     {"namespace", "default"},
+                     {"uid", "uid-old"},
+                     {"resourceVersion", "1"},
+                     {"creationTimestamp", "2024-01-01T00:00:00Z"}};
+  write("/registry/events.k8s.io/events/default/old", old.dump());
+  write("/registry/events.k8s.io/events/default/broken", "not json");
+  Restart();
+  Json core = Get(std::string(kCoreEvents) + "/old");
+  EXPECT_EQ(core["metadata"]["uid"], "uid-old");
+  EXPECT_EQ(core["message"], "assigned web");
+  EXPECT_EQ(core["involvedObject"]["name"], "web");
+  Json v1 = Get(std::string(kEventsV1) + "/old");
+  EXPECT_EQ(v1["note"], "assigned web");
+  EXPECT_EQ(v1["metadata"]["resourceVersion"], core["metadata"]["resourceVersion"]);
+  ASSERT_EQ(Get(kEventsV1)["items"].size(), 1u);
+  EXPECT_EQ(server_->storage().Get("/registry/events.k8s.io/events/default/old").status().code(),
+            StatusCode::kNotFound);
+  EXPECT_TRUE(server_->storage().Get("/registry/events.k8s.io/events/default/broken").ok());
+  Get(std::string(kServices) + "/web");
+  // A second start finds nothing more to move.
+  Restart();
+  EXPECT_EQ(Get(std::string(kCoreEvents) + "/old")["metadata"]["resourceVersion"],
+            core["metadata"]["resourceVersion"]);
+}
+
 // Discovery documents and the health endpoints answer.
 TEST_F(ApiServerTest, DiscoveryAndHealth) {
   EXPECT_EQ(Call("GET", "/healthz").body, "ok");
