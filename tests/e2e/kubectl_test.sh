@@ -3,8 +3,8 @@
 # server writes. Covers apply/create/get (json, yaml, wide, jsonpath, -w)/label/annotate/patch
 # (merge, json, strategic)/replace/delete/wait, server-side dry run, discovery, CRDs with the MCS
 # ServiceImport demos, garbage collection (background, orphan, foreground), namespace deletion,
-# pod graceful deletion, and the typed generators (`create namespace|configmap`) that send
-# protobuf.
+# pod graceful deletion, Events shared by core/v1 and events.k8s.io/v1, and the typed generators
+# (`create namespace|configmap`) that send protobuf.
 # Usage: kubectl_test.sh PATH/TO/slicewright        (exit 77: kubectl is not installed)
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -410,6 +410,59 @@ else
   fail "graceful deletion took ${elapsed_ms} ms (want a little over 1 s)"
 fi
 expect_contains "the pod is gone" "$(k get pod sleeper -n demo)" 'pods "sleeper" not found'
+
+# --- Events: events.k8s.io/v1 and core/v1 are one store, as in kube-apiserver -----------------------
+# What client-go's events/v1 recorder (kube-scheduler) writes must show in `kubectl get events`.
+cat >"$M/event-v1.yaml" <<'EOF'
+apiVersion: v1
+kind: Namespace
+metadata: {name: ev}
+---
+apiVersion: events.k8s.io/v1
+kind: Event
+metadata: {name: web-0.scheduled, namespace: ev}
+eventTime: "2024-01-01T00:00:00.000000Z"
+regarding: {kind: Pod, name: web-0, namespace: ev}
+reason: Scheduled
+note: Successfully assigned ev/web-0 to node-1
+type: Normal
+action: Binding
+reportingController: default-scheduler
+reportingInstance: default-scheduler-node-1
+EOF
+expect_contains "apply an events.k8s.io/v1 Event" "$(k apply -f "$M/event-v1.yaml")" \
+  "event.events.k8s.io/web-0.scheduled created"
+out=$(kq get events -n ev -o json)
+expect_eq "get events (core/v1) -o json shows it in the core shape" \
+  "$(py_json '[[i["apiVersion"], i["metadata"]["name"], i["involvedObject"]["name"], i["message"], i["reportingComponent"], "note" in i] for i in d["items"]]' <<<"$out")" \
+  '[["v1", "web-0.scheduled", "web-0", "Successfully assigned ev/web-0 to node-1", "default-scheduler", false]]'
+out=$(k get events -n ev --field-selector involvedObject.name=web-0)
+expect_contains "get events --field-selector involvedObject.name (table)" "$out" \
+  "Scheduled" "pod/web-0" "Successfully assigned ev/web-0 to node-1"
+k apply -f - >/dev/null <<'EOF'
+apiVersion: v1
+kind: Event
+metadata: {name: web-1.started, namespace: ev}
+involvedObject: {kind: Pod, name: web-1, namespace: ev}
+reason: Started
+message: Started container web
+source: {component: kubelet, host: node-1}
+count: 3
+type: Normal
+EOF
+out=$(kq get events.events.k8s.io -n ev --field-selector regarding.name=web-1 -o json)
+expect_eq "a core Event through events.k8s.io/v1, by its field selector and in its shape" \
+  "$(py_json '[[i["apiVersion"], i["metadata"]["name"], i["regarding"]["name"], i["note"], i["deprecatedCount"], i["deprecatedSource"]["component"]] for i in d["items"]]' <<<"$out")" \
+  '[["events.k8s.io/v1", "web-1.started", "web-1", "Started container web", 3, "kubelet"]]'
+expect_eq "patch through events.k8s.io/v1" \
+  "$(k patch events.events.k8s.io web-0.scheduled -n ev --type=merge -p '{"note":"patched"}')" \
+  "event.events.k8s.io/web-0.scheduled patched"
+expect_eq "the patch shows through core/v1" \
+  "$(kq get event web-0.scheduled -n ev -o jsonpath='{.message}')" patched
+expect_eq "delete through core/v1" "$(k delete event web-0.scheduled -n ev)" \
+  'event "web-0.scheduled" deleted'
+expect_contains "gone from events.k8s.io/v1" "$(k get events.events.k8s.io web-0.scheduled -n ev)" \
+  'events.events.k8s.io "web-0.scheduled" not found'
 
 # --- kubectl's typed generators (they send protobuf) ----------------------------------------------
 # `kubectl create namespace|configmap NAME` post application/vnd.kubernetes.protobuf bodies (apply
