@@ -454,6 +454,8 @@ out=$(kq get events.events.k8s.io -n ev --field-selector regarding.name=web-1 -o
 expect_eq "a core Event through events.k8s.io/v1, by its field selector and in its shape" \
   "$(py_json '[[i["apiVersion"], i["metadata"]["name"], i["regarding"]["name"], i["note"], i["deprecatedCount"], i["deprecatedSource"]["component"]] for i in d["items"]]' <<<"$out")" \
   '[["events.k8s.io/v1", "web-1.started", "web-1", "Started container web", 3, "kubelet"]]'
+expect_contains "get events.events.k8s.io prints it (table)" "$(k get events.events.k8s.io -n ev)" \
+  "pod/web-1" "Started container web"
 expect_eq "patch through events.k8s.io/v1" \
   "$(k patch events.events.k8s.io web-0.scheduled -n ev --type=merge -p '{"note":"patched"}')" \
   "event.events.k8s.io/web-0.scheduled patched"

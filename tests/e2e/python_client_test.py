@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """End-to-end: Debian's python3-kubernetes against `slicewright apiserver`.
 
-CoreV1Api and DiscoveryV1Api create/list/patch/delete; watch.Watch().stream from a list's
+CoreV1Api and DiscoveryV1Api create/list/patch/delete; EventsV1Api and CoreV1Api share Events;
+watch.Watch().stream from a list's
 resourceVersion sees exactly the later events in order; a watch resumed after a server restart
 from the last seen resourceVersion sees exactly the events written after (none lost, none
 repeated); with --history-events 50, a watch and a continue token older than the history are
@@ -10,6 +11,7 @@ repeated); with --history-events 50, a watch and a continue token older than the
 Usage: /usr/bin/python3 python_client_test.py PATH/TO/slicewright
 """
 
+import datetime
 import os
 import sys
 import threading
@@ -141,6 +143,44 @@ def crud(core, discovery):
               status_of(lambda: core.read_namespaced_config_map("two", ns)), 404)
     checks.eq("delete of a missing object is 404",
               status_of(lambda: core.delete_namespaced_config_map("two", ns)), 404)
+
+
+def events_v1(core, events):
+    """events.k8s.io/v1 and core/v1 Events are one store: what EventsV1Api writes (as client-go's
+    events/v1 recorder and kube-scheduler do) CoreV1Api lists, and the reverse, watch included."""
+    ns = "py-events"
+    core.create_namespace(client.V1Namespace(metadata=meta(ns)))
+    when = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)
+    created = events.create_namespaced_event(ns, client.EventsV1Event(
+        metadata=meta("web-0.scheduled"), event_time=when, reason="Scheduled", type="Normal",
+        regarding=client.V1ObjectReference(kind="Pod", name="web-0", namespace=ns),
+        note="assigned", action="Binding", reporting_controller="default-scheduler",
+        reporting_instance="default-scheduler-1"))
+    listed = core.list_namespaced_event(ns, field_selector="involvedObject.name=web-0")
+    checks.eq("CoreV1Api lists an EventsV1Api Event by involvedObject.name",
+              [(e.metadata.name, e.message, e.reporting_component, e.metadata.resource_version)
+               for e in listed.items],
+              [("web-0.scheduled", "assigned", "default-scheduler",
+                created.metadata.resource_version)])
+    added = core.create_namespaced_event(ns, client.CoreV1Event(
+        metadata=meta("web-1.started"), event_time=when, reason="Started", type="Normal",
+        involved_object=client.V1ObjectReference(kind="Pod", name="web-1", namespace=ns),
+        message="started", source=client.V1EventSource(component="kubelet")))
+    seen = []
+    w = watch.Watch()
+    for event in w.stream(events.list_namespaced_event, ns,
+                          resource_version=listed.metadata.resource_version,
+                          field_selector="regarding.name=web-1", timeout_seconds=30 * SLOW):
+        obj = event["object"]
+        seen.append((event["type"], obj.metadata.name, obj.regarding.name, obj.note,
+                     obj.deprecated_source.component, obj.metadata.resource_version))
+        w.stop()
+    checks.eq("an EventsV1Api watch sees a CoreV1Api Event in its shape",
+              seen, [("ADDED", "web-1.started", "web-1", "started", "kubelet",
+                      added.metadata.resource_version)])
+    events.delete_namespaced_event("web-1.started", ns)
+    checks.eq("deleted through EventsV1Api, gone from CoreV1Api",
+              status_of(lambda: core.read_namespaced_event("web-1.started", ns)), 404)
 
 
 def watch_from_list(core, state):
@@ -295,6 +335,8 @@ def main():
         checks.check("VersionApi.get_code", version.git_version.startswith("v1."), version)
         state = {}
         checks.run("CoreV1Api and DiscoveryV1Api CRUD", lambda: crud(core, discovery))
+        checks.run("events.k8s.io/v1 and core/v1 Events",
+                   lambda: events_v1(core, client.EventsV1Api(api)))
         checks.run("watch from a list", lambda: watch_from_list(core, state))
         if "ns" in state:
             checks.run("resume after a restart",

@@ -1137,6 +1137,22 @@ TEST_F(ApiServerTest, EventFieldSelectorsWorkThroughBothApis) {
     }
     EXPECT_EQ(names, c.want);
   }
+  // Tables through events.k8s.io/v1 print Events written through core, and a deletecollection
+  // selects with its own labels.
+  HttpResponse table =
+      Call("GET", std::string(kEventsV1) + "?fieldSelector=regarding.name%3Dpod-b", "",
+           "application/json", {{"accept", "application/json;as=Table;v=v1;g=meta.k8s.io"}});
+  ASSERT_EQ(table.status, 200) << table.body;
+  Json rows = Json::parse(table.body)["rows"];
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["cells"][3], "pod/pod-b");
+  EXPECT_EQ(rows[0]["cells"][6], "started pod-b");
+  Json removed = CallJson(
+      "DELETE", std::string(kEventsV1) + "?fieldSelector=regarding.name%3Dpod-a", nullptr, 200);
+  ASSERT_EQ(removed["items"].size(), 1u);
+  EXPECT_EQ(removed["items"][0]["note"], "assigned pod-a");
+  Get(std::string(kCoreEvents) + "/a", 404);
+  Get(std::string(kCoreEvents) + "/b");
   // Each API accepts only its own labels, as kube-apiserver does.
   Json status = Get(std::string(kEventsV1) + "?fieldSelector=involvedObject.name%3Dpod-a", 400);
   EXPECT_EQ(status["message"], "field label not supported: involvedObject.name");
