@@ -822,7 +822,8 @@ Status ApiServer::Impl::MigrateLegacyEventsV1() {
   SW_ASSIGN_OR_RETURN(ListResult rows, storage->List(legacy));
   for (const StoredObject& row : rows.items) {
     Result<Json> parsed = ParseJson(row.record->json, "stored events.k8s.io Event");
-    if (!parsed.ok() || !parsed->is_object()) {
+    const Json* old_metadata = parsed.ok() && parsed->is_object() ? Metadata(*parsed) : nullptr;
+    if (old_metadata == nullptr || StringOr(*old_metadata, "name").empty()) {
       // Not ours to interpret: leave the row where it is rather than lose it.
       continue;
     }

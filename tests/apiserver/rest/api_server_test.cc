@@ -1297,6 +1297,7 @@ TEST_F(ApiServerTest, LegacyEventsV1RowsMoveToTheCoreStore) {
                      {"creationTimestamp", "2024-01-01T00:00:00Z"}};
   write("/registry/events.k8s.io/events/default/old", old.dump());
   write("/registry/events.k8s.io/events/default/broken", "not json");
+  write("/registry/events.k8s.io/events/default/nameless", R"({"metadata":{"namespace":"x"}})");
   Restart();
   Json core = Get(std::string(kCoreEvents) + "/old");
   EXPECT_EQ(core["metadata"]["uid"], "uid-old");
@@ -1309,6 +1310,7 @@ TEST_F(ApiServerTest, LegacyEventsV1RowsMoveToTheCoreStore) {
   EXPECT_EQ(server_->storage().Get("/registry/events.k8s.io/events/default/old").status().code(),
             StatusCode::kNotFound);
   EXPECT_TRUE(server_->storage().Get("/registry/events.k8s.io/events/default/broken").ok());
+  EXPECT_TRUE(server_->storage().Get("/registry/events.k8s.io/events/default/nameless").ok());
   Get(std::string(kServices) + "/web");
   // A second start finds nothing more to move.
   Restart();
