@@ -238,15 +238,16 @@ std::vector<ResourceInfo> Builtins() {
                                   Age()}}));
   // events.k8s.io/v1 shares core Events' printer and store (kube-apiserver converts between the
   // two); its own field names are the selectable ones, translated to the core names on use.
-  out.push_back(Make(
-      {.group = "events.k8s.io",
-       .resource = "events",
-       .kind = "Event",
-       .short_names = {"ev"},
-       .selectable_fields = {"regarding.kind", "regarding.namespace", "regarding.name",
-                             "regarding.uid", "regarding.apiVersion", "regarding.resourceVersion",
-                             "regarding.fieldPath", "reason", "reportingController", "type"},
-       .columns = out[2].printer_columns}));
+  out.push_back(
+      Make({.group = "events.k8s.io",
+            .resource = "events",
+            .kind = "Event",
+            .short_names = {"ev"},
+            .selectable_fields = {"regarding.kind", "regarding.namespace", "regarding.name",
+                                  "regarding.uid", "regarding.apiVersion",
+                                  "regarding.resourceVersion", "regarding.fieldPath", "reason",
+                                  "reportingController", "source", "type"},
+            .columns = out[2].printer_columns}));
   out.back().storage_group = "";
   // policy/v1 and rbac.authorization.k8s.io/v1, for the deploy/ manifests. The server stores
   // them and enforces nothing: it has no authorizer and no eviction API.

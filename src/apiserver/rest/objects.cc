@@ -1077,7 +1077,16 @@ ObjectAttributes ComputeAttributes(const ResourceInfo& info, const Json& object)
   attributes.fields.emplace_back("metadata.name", metadata ? StringOr(*metadata, "name") : "");
   attributes.fields.emplace_back("metadata.namespace",
                                  metadata ? StringOr(*metadata, "namespace") : "");
+  const bool is_event = info.builtin && info.kind == "Event";
   for (const std::string& field : info.selectable_fields) {
+    if (is_event && field == "source") {
+      // Upstream's Event "source" label is the source component, or the reporting controller
+      // when an events.k8s.io client left the deprecated source empty.
+      std::string source = FieldValue(object, "source.component");
+      attributes.fields.emplace_back(
+          field, source.empty() ? FieldValue(object, "reportingComponent") : std::move(source));
+      continue;
+    }
     attributes.fields.emplace_back(field, FieldValue(object, field));
   }
   return attributes;

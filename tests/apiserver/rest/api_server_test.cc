@@ -1127,6 +1127,10 @@ TEST_F(ApiServerTest, EventFieldSelectorsWorkThroughBothApis) {
       {kEventsV1, "regarding.kind%3DPod", {"a", "b"}},
       {kEventsV1, "reportingController%3Dkubelet", {"b"}},
       {kEventsV1, "reason%3DScheduled", {"a"}},
+      // "source" is the source component, or the reporting controller without one.
+      {kCoreEvents, "source%3Dkubelet", {"b"}},
+      {kCoreEvents, "source%3Ddefault-scheduler", {"a"}},
+      {kEventsV1, "source%3Ddefault-scheduler", {"a"}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(std::string(c.path) + "?" + std::string(c.selector));
