@@ -17,6 +17,7 @@
 // Usage: apiserver_load [--scenario S] [--duration SEC] [--watchers N] [--clients N] [--pods N]
 //                       [--rate N] [--kind configmap|pod] [--watch-threads N] [--server PATH]
 //                       [--smoke]
+// APISERVER_LOAD_KEEP_DATA=1 keeps each scenario's data directory (its path goes to stderr).
 
 #include <algorithm>
 #include <atomic>
@@ -222,6 +223,12 @@ class TempDir {
     path_ = pattern;
   }
   ~TempDir() {
+    // For profiling a restart by hand on the data the scenario left behind.
+    const char* keep = std::getenv("APISERVER_LOAD_KEEP_DATA");
+    if (keep != nullptr && std::string_view(keep) == "1") {
+      std::fprintf(stderr, "kept data directory %s\n", path_.c_str());
+      return;
+    }
     std::error_code ignored;
     std::filesystem::remove_all(path_, ignored);
   }

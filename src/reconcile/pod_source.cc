@@ -1,8 +1,11 @@
 #include "slicewright/reconcile/pod_source.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <span>
@@ -272,17 +275,20 @@ struct SortRecord {
   std::uint32_t record;
 };
 
-void PackPrefix(std::string_view text, std::uint64_t& hi, std::uint64_t& lo) {
-  hi = 0;
-  lo = 0;
-  for (std::size_t i = 0; i < 16; ++i) {
-    const std::uint64_t byte = i < text.size() ? static_cast<unsigned char>(text[i]) : 0;
-    if (i < 8) {
-      hi = (hi << 8) | byte;
-    } else {
-      lo = (lo << 8) | byte;
-    }
+std::uint64_t LoadBigEndian64(const unsigned char* bytes) {
+  std::uint64_t value = 0;
+  std::memcpy(&value, bytes, sizeof(value));
+  if constexpr (std::endian::native == std::endian::little) {
+    value = __builtin_bswap64(value);
   }
+  return value;
+}
+
+void PackPrefix(std::string_view text, std::uint64_t& hi, std::uint64_t& lo) {
+  std::array<unsigned char, 16> bytes{};
+  std::memcpy(bytes.data(), text.data(), std::min(text.size(), bytes.size()));
+  hi = LoadBigEndian64(bytes.data());
+  lo = LoadBigEndian64(bytes.data() + 8);
 }
 
 // Compares the identities (spec §3.7) of two records within one family without building

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <memory>
@@ -1573,7 +1574,11 @@ void ApiServer::Impl::ScheduleStartupWork() {
       continue;
     }
     for (const StoredObject& item : items->items) {
-      if (item.record->json.find("\"deletionTimestamp\"") == std::string::npos) {
+      // memmem, not std::string::find: find stops at every '"' of the JSON (memchr on the first
+      // byte), and this scan reads every stored object at start-up.
+      constexpr std::string_view kMarker = "\"deletionTimestamp\"";
+      const std::string& json = item.record->json;
+      if (::memmem(json.data(), json.size(), kMarker.data(), kMarker.size()) == nullptr) {
         continue;
       }
       Result<Json> parsed = ParseJson(item.record->json, "object");

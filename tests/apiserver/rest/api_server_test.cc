@@ -1322,6 +1322,31 @@ TEST_F(ApiServerTest, LegacyEventsV1RowsMoveToTheCoreStore) {
             core["metadata"]["resourceVersion"]);
 }
 
+// A namespace left terminating by a stopped server is finished by the next one: its start-up
+// scan finds the deletionTimestamp in the stored object (nothing else schedules the work here,
+// since the object is written straight to storage).
+TEST_F(ApiServerTest, StartupFinishesANamespaceLeftTerminating) {
+  const std::string key = "/registry/core/namespaces/left";
+  const Json terminating = {{"apiVersion", "v1"},
+                            {"kind", "Namespace"},
+                            {"metadata",
+                             {{"name", "left"},
+                              {"uid", "uid-left"},
+                              {"creationTimestamp", "2024-01-01T00:00:00Z"},
+                              {"deletionTimestamp", "2024-01-02T00:00:00Z"}}},
+                            {"spec", {{"finalizers", {"kubernetes"}}}},
+                            {"status", {{"phase", "Terminating"}}}};
+  auto render = [json = terminating.dump()](std::int64_t) -> Result<RecordPtr> {
+    auto record = std::make_shared<ObjectRecord>();
+    record->json = json;
+    return RecordPtr(std::move(record));
+  };
+  ASSERT_TRUE(server_->storage().Create(key, render).ok());
+  EXPECT_EQ(Get("/api/v1/namespaces/left")["status"]["phase"], "Terminating");
+  Restart();
+  EXPECT_TRUE(Eventually([&] { return Call("GET", "/api/v1/namespaces/left").status == 404; }));
+}
+
 // Discovery documents and the health endpoints answer.
 TEST_F(ApiServerTest, DiscoveryAndHealth) {
   EXPECT_EQ(Call("GET", "/healthz").body, "ok");
