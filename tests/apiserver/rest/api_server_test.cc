@@ -169,6 +169,22 @@ class ApiServerTest : public ::testing::Test {
     return slice;
   }
 
+  // The events a watch-list (sendInitialEvents=true) of `path` delivers at once: the initial
+  // state and its closing bookmark. The stream is stopped afterwards.
+  std::vector<Json> WatchListEvents(const std::string& path) {
+    HttpResponse response =
+        Call("GET", path +
+                        "?watch=true&sendInitialEvents=true&allowWatchBookmarks="
+                        "true&resourceVersionMatch=NotOlderThan");
+    EXPECT_NE(response.stream, nullptr) << response.body;
+    if (response.stream == nullptr) return {};
+    auto sink = std::make_shared<RecordingSink>();
+    response.stream->Start(sink);
+    std::vector<Json> events = sink->Events();
+    response.stream->Stop();
+    return events;
+  }
+
   // Polls until `done` holds or two seconds pass.
   template <typename F>
   bool Eventually(F done) {
@@ -587,20 +603,13 @@ TEST_F(ApiServerTest, WatchParameterAsPythonSendsIt) {
 TEST_F(ApiServerTest, WatchListSendsInitialEventsThenBookmark) {
   CallJson("POST", kSlices, Slice("a"), 201);
   CallJson("POST", kSlices, Slice("b"), 201);
-  HttpResponse response = Call("GET", std::string(kSlices) +
-                                          "?watch=true&sendInitialEvents=true&allowWatchBookmarks="
-                                          "true&resourceVersionMatch=NotOlderThan");
-  ASSERT_NE(response.stream, nullptr);
-  auto sink = std::make_shared<RecordingSink>();
-  response.stream->Start(sink);
-  std::vector<Json> events = sink->Events();
+  std::vector<Json> events = WatchListEvents(kSlices);
   ASSERT_EQ(events.size(), 3u);
   EXPECT_EQ(events[0]["type"], "ADDED");
   EXPECT_EQ(events[1]["type"], "ADDED");
   EXPECT_EQ(events[2]["type"], "BOOKMARK");
   EXPECT_EQ(events[2]["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"], "true");
   EXPECT_EQ(events[2]["object"]["kind"], "EndpointSlice");
-  response.stream->Stop();
 }
 
 // Deleting an owner deletes its dependents in the background (Background propagation).
@@ -1266,18 +1275,11 @@ TEST_F(ApiServerTest, EventWatchesSeeWritesThroughTheOtherApi) {
 
   // Watch-list through events.k8s.io/v1: initial state converted, then its own bookmark.
   CallJson("POST", kCoreEvents, CoreEvent("x", "web"), 201);
-  HttpResponse list = Call("GET", std::string(kEventsV1) +
-                                      "?watch=true&sendInitialEvents=true&allowWatchBookmarks="
-                                      "true&resourceVersionMatch=NotOlderThan");
-  ASSERT_NE(list.stream, nullptr);
-  auto sink = std::make_shared<RecordingSink>();
-  list.stream->Start(sink);
-  std::vector<Json> events = sink->Events();
+  std::vector<Json> events = WatchListEvents(std::string(kEventsV1));
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[0]["object"]["note"], "started web");
   EXPECT_EQ(events[1]["type"], "BOOKMARK");
   EXPECT_EQ(events[1]["object"]["apiVersion"], "events.k8s.io/v1");
-  list.stream->Stop();
 }
 
 // events.k8s.io/v1 Events an older data dir stored apart move into the core store on start,
