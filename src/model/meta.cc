@@ -1,5 +1,8 @@
 #include "slicewright/model/meta.h"
 
+#include <cstring>
+#include <string_view>
+
 #include "slicewright/model/core.h"
 
 namespace slicewright::model {
@@ -40,8 +43,18 @@ const PodCondition* FindPodCondition(const std::vector<PodCondition>& conditions
 }
 
 bool IsPodReady(const Pod& pod) {
-  const PodCondition* ready = FindPodCondition(pod.status.conditions, "Ready");
-  return ready != nullptr && ready->status == "True";
+  // Fixed-length comparisons, which the compiler inlines: this runs for every pod of a Service on
+  // every sync. The first Ready condition decides, as FindPodCondition's first match does.
+  constexpr std::string_view kReady = "Ready";
+  constexpr std::string_view kTrue = "True";
+  for (const PodCondition& condition : pod.status.conditions) {
+    if (condition.type.size() == kReady.size() &&
+        std::memcmp(condition.type.data(), kReady.data(), kReady.size()) == 0) {
+      return condition.status.size() == kTrue.size() &&
+             std::memcmp(condition.status.data(), kTrue.data(), kTrue.size()) == 0;
+    }
+  }
+  return false;
 }
 
 }  // namespace slicewright::model

@@ -236,25 +236,40 @@ class NodeMemo {
 
   // `name` must outlive the memo (it is the pod's spec.nodeName).
   const model::Node* Find(std::string_view name) {
-    if (has_last_ && name == last_name_) {
-      return last_node_;
+    // A small direct-mapped cache in front of the map: node names mostly differ in their last
+    // characters ("node-0", "node-1"), so most lookups cost one short comparison, not a hash.
+    RecentNode& recent = recent_[RecentSlot(name)];
+    if (recent.filled && recent.name == name) {
+      return recent.node;
     }
     auto [it, inserted] = found_.try_emplace(name, nullptr);
     if (inserted) {
       it->second = nodes_(name);
     }
-    has_last_ = true;
-    last_name_ = name;
-    last_node_ = it->second;
-    return last_node_;
+    recent = RecentNode{true, name, it->second};
+    return it->second;
   }
 
  private:
+  struct RecentNode {
+    bool filled = false;
+    std::string_view name;
+    const model::Node* node = nullptr;
+  };
+  static constexpr std::size_t kRecentNodes = 16;
+
+  static std::size_t RecentSlot(std::string_view name) {
+    if (name.empty()) {
+      return 0;
+    }
+    const auto last = static_cast<unsigned char>(name.back());
+    const auto before = name.size() > 1 ? static_cast<unsigned char>(name[name.size() - 2]) : 0u;
+    return (last ^ (before << 2U) ^ name.size()) % kRecentNodes;
+  }
+
   const NodeLookup& nodes_;
   std::unordered_map<std::string_view, const model::Node*> found_;
-  bool has_last_ = false;
-  std::string_view last_name_;
-  const model::Node* last_node_ = nullptr;
+  std::array<RecentNode, kRecentNodes> recent_{};
 };
 
 // A pod that will be published in at least one address type.

@@ -851,6 +851,48 @@ TEST(PodSourceTest, NodeLookupOncePerNodeName) {
             2);
 }
 
+// Many Nodes whose names share their endings (the memo's recent-name slots collide): still one
+// lookup per Node name, and every endpoint gets its own pod's Node and zone.
+TEST(PodSourceTest, NodeLookupOncePerNameWithManyNodes) {
+  const model::Service service = FooService();
+  std::map<std::string, model::Node, std::less<>> nodes;
+  for (int n = 0; n < 40; ++n) {
+    const std::string name = (n % 2 == 0 ? "a-" : "bb-") + std::to_string(n);
+    nodes.emplace(name, MakeNode(name, "zone-" + name));
+  }
+  std::map<std::string, int, std::less<>> lookups;
+  const auto lookup = [&](std::string_view name) -> const model::Node* {
+    ++lookups[std::string(name)];
+    auto it = nodes.find(name);
+    return it == nodes.end() ? nullptr : &it->second;
+  };
+  ASSERT_EQ(nodes.size(), 40U);
+  std::vector<model::Pod> pods;
+  for (int i = 0; i < 200; ++i) {
+    pods.push_back(MakePod(i));
+    pods.back().spec.node_name = std::next(nodes.begin(), (i * 7) % 40)->first;
+  }
+  const std::vector<const model::Pod*> pointers = Pointers(pods);
+  const DesiredEndpoints desired = DesiredFromService(service, pointers, lookup, {});
+  EXPECT_EQ(lookups.size(), nodes.size());
+  for (const auto& [name, count] : lookups) {
+    EXPECT_EQ(count, 1) << name;
+  }
+  ASSERT_EQ(desired.groups.size(), 1U);
+  std::map<std::string, std::string> node_of_pod;
+  for (const model::Pod& pod : pods) {
+    node_of_pod[pod.metadata.name] = pod.spec.node_name;
+  }
+  std::size_t seen = 0;
+  for (const model::Endpoint& endpoint : desired.groups[0].endpoints) {
+    ASSERT_TRUE(endpoint.target_ref.has_value() && endpoint.node_name.has_value());
+    EXPECT_EQ(*endpoint.node_name, node_of_pod[endpoint.target_ref->name]);
+    EXPECT_EQ(endpoint.zone, "zone-" + *endpoint.node_name);
+    ++seen;
+  }
+  EXPECT_EQ(seen, pods.size());
+}
+
 // ---- randomized comparison with a direct transcription of upstream's loop ----
 
 // The reference: per address type, every pod through PodToEndpoint into a set keyed by identity
