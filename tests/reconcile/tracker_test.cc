@@ -174,6 +174,28 @@ TEST(TrackerTest, DeleteService) {
   }
 }
 
+// The order a controller releasing a Service's slices must follow (upstream's
+// deleteMirroredSlices): forget the Service, then expect each deletion. A sync that comes back
+// before the slice cache has seen the deletes then finds the cache stale; the delete event is
+// expected (no requeue), after which the cache is current again. Expecting first and forgetting
+// after loses the expectation, and the deleted slice would pass for a current one.
+TEST(TrackerTest, ReleasedSlicesStayExpectedUntilTheirDeletesArrive) {
+  EndpointSliceTracker tracker;
+  tracker.Update(kSlice);
+  tracker.DeleteService("ns1", "svc1");
+  tracker.ExpectDeletion(kSlice);
+  const std::vector<model::EndpointSlice> cache_with_deleted = {kSlice};
+  EXPECT_TRUE(tracker.StaleSlices(MakeService(), cache_with_deleted));
+  EXPECT_TRUE(tracker.HandleDeletion(kSlice.metadata));  // expected: no requeue
+  EXPECT_FALSE(tracker.StaleSlices(MakeService(), std::vector<model::EndpointSlice>{}));
+
+  EndpointSliceTracker wrong_order;
+  wrong_order.Update(kSlice);
+  wrong_order.ExpectDeletion(kSlice);
+  wrong_order.DeleteService("ns1", "svc1");
+  EXPECT_FALSE(wrong_order.StaleSlices(MakeService(), cache_with_deleted));
+}
+
 // Scenario 40 (controller-level stale check): informer generation 10 against tracked 12 is stale;
 // against 10 or 1 it is not.
 TEST(TrackerTest, Scenario40_StaleInformerGenerations) {

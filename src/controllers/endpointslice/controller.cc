@@ -222,6 +222,10 @@ void Controller::ForgetService(const std::string& namespace_, const std::string&
 Status Controller::ReleaseService(const model::Service& service, const std::string& key) {
   std::vector<model::EndpointSlice> ours =
       OurSlices(service.metadata.namespace_, service.metadata.name);
+  // Forgotten before the deletes, whose expectations then stay: should the Service become ours
+  // again while the slice cache still holds these slices, the sync sees a stale cache and retries
+  // instead of keeping deleted slices as current.
+  tracker_.DeleteService(service.metadata.namespace_, service.metadata.name);
   Status first_failure;
   for (const model::EndpointSlice& slice : ours) {
     client::DeleteOptions options;
@@ -241,7 +245,6 @@ Status Controller::ReleaseService(const model::Service& service, const std::stri
            key, model::kLabelEndpointControllerName,
            label == service.metadata.labels.end() ? "<none>" : label->second, ours.size());
   }
-  tracker_.DeleteService(service.metadata.namespace_, service.metadata.name);
   ForgetService(service.metadata.namespace_, service.metadata.name, key);
   return Status();
 }

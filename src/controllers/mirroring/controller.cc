@@ -203,6 +203,12 @@ std::vector<model::EndpointSlice> Controller::MirroredSlices(const std::string& 
 Status Controller::DeleteMirrored(const std::string& namespace_, const std::string& name,
                                   const std::string& key, reconcile::MirrorDecision why) {
   const std::vector<model::EndpointSlice> mirrored = MirroredSlices(namespace_, name);
+  // Forgotten before the deletes, as upstream's deleteMirroredSlices does: the deletes then leave
+  // their expectations, so a sync that comes back (the label removed again) while the slice cache
+  // still holds the deleted slices sees a stale cache and retries, instead of taking the deleted
+  // slices for current ones and writing nothing. Their delete events are expected and requeue
+  // nothing.
+  tracker_.DeleteService(namespace_, name);
   if (!mirrored.empty()) {
     ApplyCounts counts;
     Status applied =
@@ -225,8 +231,6 @@ Status Controller::DeleteMirrored(const std::string& namespace_, const std::stri
               reconcile::MirrorDecisionName(why), mirrored.size());
     }
   }
-  // Forgotten after the deletes, so their events (expected or not) requeue nothing.
-  tracker_.DeleteService(namespace_, name);
   metrics_cache_.DeleteService(key);
   if (metrics_ != nullptr) metrics_->RecordCache(metrics_cache_);
   return Status();
