@@ -594,15 +594,20 @@ bool Requirement::HasValue(std::string_view value) const {
 
 bool Requirement::Matches(const model::StringMap& labels) const {
   const auto it = labels.find(key_);
-  const bool present = it != labels.end();
+  return MatchesValue(it == labels.end() ? std::nullopt
+                                         : std::optional<std::string_view>(it->second));
+}
+
+bool Requirement::MatchesValue(std::optional<std::string_view> label) const {
+  const bool present = label.has_value();
   switch (op_) {
     case Operator::kIn:
     case Operator::kEquals:
     case Operator::kDoubleEquals:
-      return present && HasValue(it->second);
+      return present && HasValue(*label);
     case Operator::kNotIn:
     case Operator::kNotEquals:
-      return !present || !HasValue(it->second);
+      return !present || !HasValue(*label);
     case Operator::kExists:
       return present;
     case Operator::kDoesNotExist:
@@ -610,7 +615,7 @@ bool Requirement::Matches(const model::StringMap& labels) const {
     case Operator::kGreaterThan:
     case Operator::kLessThan: {
       std::int64_t value = 0;
-      if (!present || !ParseInt64(it->second, value)) {
+      if (!present || !ParseInt64(*label, value)) {
         return false;  // upstream logs at V(10) and does not match
       }
       return op_ == Operator::kGreaterThan ? value > bound_ : value < bound_;

@@ -51,6 +51,8 @@ class Requirement final {
   // Exists/DoesNotExist test presence; Gt/Lt need the key with a value that parses as an int64 and
   // compares strictly. Allocates nothing.
   bool Matches(const model::StringMap& labels) const;
+  // The same test given the value of key() in the label set (nullopt: the key is absent).
+  bool MatchesValue(std::optional<std::string_view> value) const;
 
   // "key in (a,b)", "key!=v", "!key", "key>3": values sorted, operators spelt as in the syntax.
   std::string String() const;
@@ -108,6 +110,20 @@ class Selector final {
 
   // True if every requirement matches. Allocates nothing; this runs per pod per Service.
   bool Matches(const model::StringMap& labels) const;
+  // The same for a label set not held in a StringMap: `lookup(key)` gives the value of a label as
+  // a std::optional<std::string_view>, nullopt when the set lacks it.
+  template <typename Lookup>
+  bool MatchesLookup(const Lookup& lookup) const {
+    if (nothing_) {
+      return false;
+    }
+    for (const Requirement& requirement : requirements_) {
+      if (!requirement.MatchesValue(lookup(requirement.key()))) {
+        return false;
+      }
+    }
+    return true;
+  }
 
   // True if the selector does not restrict the selection (Everything); false for Nothing.
   bool Empty() const { return !nothing_ && requirements_.empty(); }

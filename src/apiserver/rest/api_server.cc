@@ -282,8 +282,10 @@ struct ApiServer::Impl {
    public:
     explicit OwnerIndex(Impl& impl) : impl_(impl) {}
     void OnEvent(const EventPtr& event) override;
-    std::vector<std::string> Dependents(const std::string& owner_uid) const;
-    bool Exists(const std::string& uid) const;
+    // Start-up feeds every stored object through here: no event is made for any of them.
+    void OnInitialObject(std::string_view key, const StoredObject& object) override;
+    std::vector<std::string> Dependents(std::string_view owner_uid) const;
+    bool Exists(std::string_view uid) const;
     std::vector<std::string> DanglingOwners() const;
     // The index reflects every write up to `revision` (the watch started there).
     void MarkSeen(std::int64_t revision);
@@ -295,12 +297,30 @@ struct ApiServer::Impl {
 
    private:
     void Unlink(const std::string& key, const ObjectAttributes& attributes);
+    // Records the object at `key`; owners not (yet) known go to `missing_owners`. Requires mu_.
+    void Link(std::string_view key, const ObjectAttributes& attributes,
+              std::vector<std::string>& missing_owners);
+    // Schedules the collector's checks after an event, outside mu_.
+    void ScheduleChecks(const std::string& gone_uid,
+                        const std::vector<std::string>& missing_owners);
     Impl& impl_;
     mutable std::mutex mu_;
     mutable std::condition_variable seen_cv_;
-    std::unordered_map<std::string, std::string> key_by_uid_;            // guarded by mu_
-    std::unordered_map<std::string, std::set<std::string>> dependents_;  // guarded by mu_
-    std::int64_t seen_revision_ = 0;                                     // guarded by mu_
+    // Which key holds a uid, by the key's hash: uids are unique, the key only guards an unlink
+    // against a stale event of another object, and a hash costs no allocation per object.
+    static std::size_t KeyHash(std::string_view key) { return std::hash<std::string_view>{}(key); }
+    // Hashes views as well, so lookups by a uid read from attributes allocate nothing.
+    struct UidHash {
+      using is_transparent = void;
+      std::size_t operator()(std::string_view uid) const {
+        return std::hash<std::string_view>{}(uid);
+      }
+    };
+    template <typename Value>
+    using ByUid = std::unordered_map<std::string, Value, UidHash, std::equal_to<>>;
+    ByUid<std::size_t> key_by_uid_;            // guarded by mu_
+    ByUid<std::set<std::string>> dependents_;  // guarded by mu_
+    std::int64_t seen_revision_ = 0;           // guarded by mu_
   };
 
   // The owner index, caught up with every committed write.
@@ -376,6 +396,9 @@ struct ApiServer::Impl {
   void ProcessNamespace(const std::string& name);
   void ProcessPodDeadline(const std::string& key, const std::string& uid);
   void ScheduleStartupWork();
+  // Picks up deletions a previous run left unfinished: terminating namespaces, pods waiting out
+  // their grace period, foreground and orphan deletions.
+  void ResumeUnfinishedDeletions();
   void SchedulePodDeadline(const std::string& key, const Json& pod);
 
   // --- HTTP ---
@@ -400,11 +423,11 @@ struct ApiServer::Impl {
 
 void ApiServer::Impl::OwnerIndex::Unlink(const std::string& key,
                                          const ObjectAttributes& attributes) {
-  auto it = key_by_uid_.find(attributes.uid);
-  if (it != key_by_uid_.end() && it->second == key) {
+  auto it = key_by_uid_.find(attributes.uid());
+  if (it != key_by_uid_.end() && it->second == KeyHash(key)) {
     key_by_uid_.erase(it);
   }
-  for (const std::string& owner : attributes.owner_uids) {
+  for (std::string_view owner : attributes.OwnerUids()) {
     auto deps = dependents_.find(owner);
     if (deps != dependents_.end()) {
       deps->second.erase(key);
@@ -428,6 +451,23 @@ void ApiServer::Impl::OwnerIndex::WaitForRevision(std::int64_t revision) const {
   seen_cv_.wait_for(lock, std::chrono::seconds(5), [&] { return seen_revision_ >= revision; });
 }
 
+void ApiServer::Impl::OwnerIndex::Link(std::string_view key, const ObjectAttributes& attributes,
+                                       std::vector<std::string>& missing_owners) {
+  if (!attributes.uid().empty()) {
+    key_by_uid_.insert_or_assign(std::string(attributes.uid()), KeyHash(key));
+  }
+  for (std::string_view owner : attributes.OwnerUids()) {
+    auto deps = dependents_.find(owner);
+    if (deps == dependents_.end()) {
+      deps = dependents_.try_emplace(std::string(owner)).first;
+    }
+    deps->second.emplace(key);
+    if (!key_by_uid_.contains(owner)) {
+      missing_owners.emplace_back(owner);
+    }
+  }
+}
+
 void ApiServer::Impl::OwnerIndex::OnEvent(const EventPtr& event) {
   std::vector<std::string> missing_owners;
   std::string gone_uid;
@@ -440,20 +480,29 @@ void ApiServer::Impl::OwnerIndex::OnEvent(const EventPtr& event) {
     const ObjectAttributes& attributes = event->record->attributes;
     if (event->type == EventType::kDeleted) {
       Unlink(event->key, attributes);
-      gone_uid = attributes.uid;
+      gone_uid = attributes.uid();
     } else {
-      if (!attributes.uid.empty()) {
-        key_by_uid_[attributes.uid] = event->key;
-      }
-      for (const std::string& owner : attributes.owner_uids) {
-        dependents_[owner].insert(event->key);
-        if (!key_by_uid_.contains(owner)) {
-          missing_owners.push_back(owner);
-        }
-      }
+      Link(event->key, attributes, missing_owners);
     }
   }
   seen_cv_.notify_all();
+  ScheduleChecks(gone_uid, missing_owners);
+}
+
+void ApiServer::Impl::OwnerIndex::OnInitialObject(std::string_view key,
+                                                  const StoredObject& object) {
+  std::vector<std::string> missing_owners;
+  {
+    std::lock_guard lock(mu_);
+    seen_revision_ = std::max(seen_revision_, object.mod_revision);
+    Link(key, object.record->attributes, missing_owners);
+  }
+  seen_cv_.notify_all();
+  ScheduleChecks("", missing_owners);
+}
+
+void ApiServer::Impl::OwnerIndex::ScheduleChecks(const std::string& gone_uid,
+                                                 const std::vector<std::string>& missing_owners) {
   // Never block the writer: the work itself runs on the background thread.
   if (!gone_uid.empty()) {
     impl_.ScheduleOwnerGone(gone_uid, std::chrono::milliseconds(0));
@@ -465,8 +514,7 @@ void ApiServer::Impl::OwnerIndex::OnEvent(const EventPtr& event) {
   }
 }
 
-std::vector<std::string> ApiServer::Impl::OwnerIndex::Dependents(
-    const std::string& owner_uid) const {
+std::vector<std::string> ApiServer::Impl::OwnerIndex::Dependents(std::string_view owner_uid) const {
   std::lock_guard lock(mu_);
   auto it = dependents_.find(owner_uid);
   if (it == dependents_.end()) {
@@ -475,7 +523,7 @@ std::vector<std::string> ApiServer::Impl::OwnerIndex::Dependents(
   return {it->second.begin(), it->second.end()};
 }
 
-bool ApiServer::Impl::OwnerIndex::Exists(const std::string& uid) const {
+bool ApiServer::Impl::OwnerIndex::Exists(std::string_view uid) const {
   std::lock_guard lock(mu_);
   return key_by_uid_.contains(uid);
 }
@@ -1341,13 +1389,13 @@ void ApiServer::Impl::ProcessOwnerGone(const std::string& uid) {
       continue;
     }
     bool any_owner_left = false;
-    for (const std::string& owner : current->record->attributes.owner_uids) {
+    for (std::string_view owner : current->record->attributes.OwnerUids()) {
       any_owner_left = any_owner_left || owner_index->Exists(owner);
     }
     if (!any_owner_left) {
       DeleteOptions options;
       options.propagation_policy = "Background";
-      options.precondition_uid = current->record->attributes.uid;
+      options.precondition_uid = current->record->attributes.uid();
       (void)DeleteObject(*info, namespace_, name, options);
       continue;
     }
@@ -1382,7 +1430,7 @@ void ApiServer::Impl::ProcessDeletingOwner(const std::string& key,
   if (!current.ok()) {
     return;
   }
-  const std::string uid = current->record->attributes.uid;
+  const std::string uid(current->record->attributes.uid());
   const std::vector<std::string> dependents = SyncedOwnerIndex().Dependents(uid);
   if (policy_finalizer == kFinalizerForeground && !dependents.empty()) {
     for (const std::string& dependent_key : dependents) {
@@ -1537,7 +1585,7 @@ void ApiServer::Impl::ProcessPodDeadline(const std::string& key, const std::stri
     return;
   }
   Result<StoredObject> current = storage->Get(key);
-  if (!current.ok() || current->record->attributes.uid != uid) {
+  if (!current.ok() || current->record->attributes.uid() != uid) {
     return;
   }
   Result<Json> pod = ParseJson(current->record->json, "pod");
@@ -1562,6 +1610,12 @@ void ApiServer::Impl::ScheduleStartupWork() {
   for (const std::string& uid : owner_index->DanglingOwners()) {
     ScheduleOwnerGone(uid, std::chrono::milliseconds(0));
   }
+  // The scan reads every stored object, so it runs on the background thread and the server
+  // serves meanwhile, as kube-apiserver does while its controllers catch up.
+  background.Schedule([this] { ResumeUnfinishedDeletions(); });
+}
+
+void ApiServer::Impl::ResumeUnfinishedDeletions() {
   std::set<std::string> seen_prefixes;
   for (const ResourcePtr& info : registry.All()) {
     if (!seen_prefixes.insert(info->KeyPrefix()).second) {
@@ -1629,16 +1683,8 @@ std::string ListPrefix(const ResourceInfo& info, const std::string& namespace_) 
 
 // The storage key of a stored object, from its attributes (name first, then namespace).
 std::string KeyOf(const ResourceInfo& info, const ObjectAttributes& attributes) {
-  std::string_view name;
-  std::string_view namespace_;
-  for (const auto& [field, value] : attributes.fields) {
-    if (field == "metadata.name") {
-      name = value;
-    } else if (field == "metadata.namespace") {
-      namespace_ = value;
-    }
-  }
-  return info.Key(namespace_, name);
+  return info.Key(attributes.Field("metadata.namespace").value_or(""),
+                  attributes.Field("metadata.name").value_or(""));
 }
 
 std::string EncodeContinue(std::int64_t revision, const std::string& key) {
@@ -2307,15 +2353,9 @@ HttpResponse ApiServer::Impl::HandleDeleteCollection(HttpRequest& request, const
     if (!filter->Matches(item.record->attributes)) {
       continue;
     }
-    std::string namespace_;
-    std::string name;
-    for (const auto& [field, value] : item.record->attributes.fields) {
-      if (field == "metadata.name") {
-        name = value;
-      } else if (field == "metadata.namespace") {
-        namespace_ = value;
-      }
-    }
+    const ObjectAttributes& attributes = item.record->attributes;
+    const std::string namespace_(attributes.Field("metadata.namespace").value_or(""));
+    const std::string name(attributes.Field("metadata.name").value_or(""));
     Result<StoredObject> deleted = DeleteObject(StoredAs(info), namespace_, name, *options);
     if (!deleted.ok()) {
       if (deleted.status().code() == StatusCode::kNotFound) {

@@ -1055,41 +1055,40 @@ std::string FieldValue(const Json& object, std::string_view dotted_path) {
 }
 
 ObjectAttributes ComputeAttributes(const ResourceInfo& info, const Json& object) {
-  ObjectAttributes attributes;
+  ObjectAttributes::Builder attributes;
   const Json* metadata = Metadata(object);
   if (metadata != nullptr) {
     if (const Json* labels = ObjectField(*metadata, "labels")) {
       for (const auto& [key, value] : labels->items()) {
-        if (value.is_string()) {
-          attributes.labels.emplace(key, value.get<std::string>());
+        if (const auto* text = value.get_ptr<const std::string*>()) {
+          attributes.AddLabel(key, *text);
         }
       }
     }
-    attributes.uid = StringOr(*metadata, "uid");
+    attributes.SetUid(StringOr(*metadata, "uid"));
     if (const Json* owners = ArrayField(*metadata, "ownerReferences")) {
       for (const Json& owner : *owners) {
         if (const std::string* uid = StringField(owner, "uid")) {
-          attributes.owner_uids.push_back(*uid);
+          attributes.AddOwnerUid(*uid);
         }
       }
     }
   }
-  attributes.fields.emplace_back("metadata.name", metadata ? StringOr(*metadata, "name") : "");
-  attributes.fields.emplace_back("metadata.namespace",
-                                 metadata ? StringOr(*metadata, "namespace") : "");
+  attributes.AddField("metadata.name", metadata ? StringOr(*metadata, "name") : "");
+  attributes.AddField("metadata.namespace", metadata ? StringOr(*metadata, "namespace") : "");
   const bool is_event = info.builtin && info.kind == "Event";
   for (const std::string& field : info.selectable_fields) {
     if (is_event && field == "source") {
       // Upstream's Event "source" label is the source component, or the reporting controller
       // when an events.k8s.io client left the deprecated source empty.
       std::string source = FieldValue(object, "source.component");
-      attributes.fields.emplace_back(
-          field, source.empty() ? FieldValue(object, "reportingComponent") : std::move(source));
+      attributes.AddField(field,
+                          source.empty() ? FieldValue(object, "reportingComponent") : source);
       continue;
     }
-    attributes.fields.emplace_back(field, FieldValue(object, field));
+    attributes.AddField(field, FieldValue(object, field));
   }
-  return attributes;
+  return attributes.Build();
 }
 
 }  // namespace slicewright::apiserver

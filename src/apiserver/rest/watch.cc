@@ -36,13 +36,15 @@ std::string EventLine(std::string_view type, std::string_view object_json) {
 // are built once per event and type on the writing thread (events fan out there one after the
 // other), not once per watcher.
 std::shared_ptr<const std::string> SharedEventLine(const EventPtr& event, EventType type) {
-  thread_local const StorageEvent* memo_event = nullptr;
+  // The memo holds the event itself: a raw pointer could match a later event allocated at the
+  // same address once this one is freed, and send that event the wrong object.
+  thread_local EventPtr memo_event;
   thread_local EventType memo_type = EventType::kAdded;
   thread_local std::shared_ptr<const std::string> memo_line;
-  if (memo_event != event.get() || memo_type != type || memo_line == nullptr) {
+  if (memo_event != event || memo_type != type || memo_line == nullptr) {
     memo_line =
         std::make_shared<const std::string>(EventLine(EventTypeName(type), event->record->json));
-    memo_event = event.get();
+    memo_event = event;
     memo_type = type;
   }
   return memo_line;
@@ -64,17 +66,12 @@ std::string WithResourceVersion(const std::string& json, std::int64_t revision) 
 }  // namespace
 
 bool ObjectFilter::Matches(const ObjectAttributes& attributes) const {
-  if (!label_selector.Matches(attributes.labels)) {
+  if (!label_selector.MatchesLookup(
+          [&attributes](std::string_view key) { return attributes.Label(key); })) {
     return false;
   }
   for (const FieldRequirement& requirement : fields) {
-    std::string_view value;
-    for (const auto& [name, field_value] : attributes.fields) {
-      if (name == requirement.field) {
-        value = field_value;
-        break;
-      }
-    }
+    const std::string_view value = attributes.Field(requirement.field).value_or("");
     if ((value == requirement.value) != requirement.equals) {
       return false;
     }

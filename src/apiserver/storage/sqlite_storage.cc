@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -22,10 +23,10 @@ constexpr std::int64_t kSchemaVersion = 2;
 
 // The on-disk format. events.type is EventType's value (0 added, 1 modified, 2 deleted);
 // create_rev and prev_mod_rev let a snapshot list undo an event whose predecessors are compacted.
-// attrs and prev_attrs hold the selector attributes of value and prev_value (EncodeAttributes), so
-// Open need not parse every stored object again; version 1 lacked them (NULL: computed on load).
-// The current revision is not stored: compaction always keeps the newest event, and when nothing
-// is kept the compacted revision is the newest one.
+// attrs and prev_attrs hold the selector attributes of value and prev_value
+// (ObjectAttributes::encoded()), so Open need not parse every stored object again; version 1 lacked
+// them (NULL: computed on load). The current revision is not stored: compaction always keeps the
+// newest event, and when nothing is kept the compacted revision is the newest one.
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS meta(
@@ -60,98 +61,6 @@ ALTER TABLE events ADD COLUMN attrs BLOB;
 ALTER TABLE events ADD COLUMN prev_attrs BLOB;
 UPDATE meta SET value = 2 WHERE name = 'schema_version';
 )sql";
-
-// Attributes as stored: counts and lengths as LEB128 varints, strings as length + bytes:
-// labels (count, then key and value each), fields (count, then name and value each), uid,
-// owner uids (count, then each).
-void PutLength(std::string& out, std::size_t length) {
-  while (length >= 0x80) {
-    out += static_cast<char>(0x80 | (length & 0x7f));
-    length >>= 7;
-  }
-  out += static_cast<char>(length);
-}
-void PutString(std::string& out, std::string_view text) {
-  PutLength(out, text.size());
-  out += text;
-}
-
-std::string EncodeAttributes(const ObjectAttributes& attributes) {
-  std::string out;
-  PutLength(out, attributes.labels.size());
-  for (const auto& [key, value] : attributes.labels) {
-    PutString(out, key);
-    PutString(out, value);
-  }
-  PutLength(out, attributes.fields.size());
-  for (const auto& [name, value] : attributes.fields) {
-    PutString(out, name);
-    PutString(out, value);
-  }
-  PutString(out, attributes.uid);
-  PutLength(out, attributes.owner_uids.size());
-  for (const std::string& owner : attributes.owner_uids) PutString(out, owner);
-  return out;
-}
-
-// Reads EncodeAttributes' format back; false for anything truncated or malformed.
-class AttributeReader {
- public:
-  explicit AttributeReader(std::string_view data) : data_(data) {}
-
-  bool Length(std::size_t& length) {
-    length = 0;
-    for (int shift = 0; shift < 35; shift += 7) {
-      if (data_.empty()) return false;
-      const auto byte = static_cast<unsigned char>(data_.front());
-      data_.remove_prefix(1);
-      length |= static_cast<std::size_t>(byte & 0x7f) << shift;
-      if ((byte & 0x80) == 0) return true;
-    }
-    return false;
-  }
-  bool String(std::string& text) {
-    std::size_t length = 0;
-    if (!Length(length) || length > data_.size()) return false;
-    text.assign(data_.substr(0, length));
-    data_.remove_prefix(length);
-    return true;
-  }
-  // A count of items that each take at least `min_bytes`: bounded by what is left.
-  bool Count(std::size_t& count, std::size_t min_bytes) {
-    return Length(count) && count <= data_.size() / min_bytes;
-  }
-  bool AtEnd() const { return data_.empty(); }
-
- private:
-  std::string_view data_;
-};
-
-bool DecodeAttributes(std::string_view data, ObjectAttributes& attributes) {
-  AttributeReader reader(data);
-  std::size_t count = 0;
-  if (!reader.Count(count, 2)) return false;
-  for (std::size_t i = 0; i < count; ++i) {
-    std::string key;
-    std::string value;
-    if (!reader.String(key) || !reader.String(value)) return false;
-    attributes.labels.insert_or_assign(std::move(key), std::move(value));
-  }
-  if (!reader.Count(count, 2)) return false;
-  attributes.fields.reserve(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    std::string name;
-    std::string value;
-    if (!reader.String(name) || !reader.String(value)) return false;
-    attributes.fields.emplace_back(std::move(name), std::move(value));
-  }
-  if (!reader.String(attributes.uid) || !reader.Count(count, 1)) return false;
-  attributes.owner_uids.resize(count);
-  for (std::string& owner : attributes.owner_uids) {
-    if (!reader.String(owner)) return false;
-  }
-  return reader.AtEnd();
-}
 
 struct StmtDeleter {
   void operator()(sqlite3_stmt* stmt) const { sqlite3_finalize(stmt); }
@@ -356,7 +265,7 @@ class SqliteDb {
     }
     Status status = Run(savepoint_.get(), what);
     if (!status.ok()) return status;
-    const std::string attrs = EncodeAttributes(event.record->attributes);
+    const std::string_view attrs = event.record->attributes.encoded();
     switch (event.type) {
       case EventType::kAdded: {
         sqlite3_stmt* stmt = insert_object_.get();
@@ -396,11 +305,9 @@ class SqliteDb {
       sqlite3_bind_int64(stmt, 4, entry.create_revision);
       sqlite3_bind_int64(stmt, 5, entry.prev_mod_revision);
       BindBlob(stmt, 6, event.record->json);
-      std::string prev_attrs;
       if (event.prev != nullptr) {
-        prev_attrs = EncodeAttributes(event.prev->attributes);
         BindBlob(stmt, 7, event.prev->json);
-        BindBlob(stmt, 9, prev_attrs);
+        BindBlob(stmt, 9, event.prev->attributes.encoded());
       } else {
         sqlite3_bind_null(stmt, 7);
         sqlite3_bind_null(stmt, 9);
@@ -577,10 +484,12 @@ Result<RecordPtr> LoadRecord(const AttributesFn& attributes, const std::string& 
         data == nullptr ? std::string_view()
                         : std::string_view(static_cast<const char*>(data),
                                            static_cast<std::size_t>(std::max(size, 0)));
-    if (!internal::DecodeAttributes(stored, record->attributes)) {
+    std::optional<ObjectAttributes> decoded = ObjectAttributes::Decode(stored);
+    if (!decoded.has_value()) {
       return DataLossError("loading " + key + " at revision " + internal::RevisionText(revision) +
                            ": malformed attributes column");
     }
+    record->attributes = std::move(*decoded);
   } else if (attributes) {
     Result<ObjectAttributes> computed = attributes(key, record->json);
     if (!computed.ok()) {
@@ -673,15 +582,30 @@ Status SqliteStorage::Load(internal::SqliteDb& db, const SqliteStorageOptions& o
       db.QueryInt64("SELECT value FROM meta WHERE name = 'compacted_revision'", what));
   current_revision_ = compacted_revision_;
 
-  // The newest loaded version of each key, so an event's prev and an object share the record of
-  // the event that wrote it instead of parsing the same JSON again.
-  std::map<std::string, std::pair<std::int64_t, RecordPtr>, std::less<>> latest;
+  // The record a kept event wrote at `revision` for `key`, if any, so an event's prev and an object
+  // share it instead of decoding the same row again. The history holds every revision after the
+  // compacted one, one event each, so the revision is an index; the key check keeps an
+  // inconsistent file from sharing a wrong record.
+  const auto kept_record = [this](std::string_view key, std::int64_t revision) -> RecordPtr {
+    if (history_.empty() || revision < history_.front().event->revision) return nullptr;
+    const auto index = static_cast<std::size_t>(revision - history_.front().event->revision);
+    if (index >= history_.size()) return nullptr;
+    const StorageEvent& event = *history_[index].event;
+    if (event.revision != revision || event.key != key) return nullptr;
+    return event.record;
+  };
 
+  // A version whose revision is kept is shared from its event, so the queries leave its value
+  // out (SQLite then never copies it out of the file); should the event not match after all, the
+  // one row is read again in full.
   SW_ASSIGN_OR_RETURN(
-      Stmt events,
-      db.Prepare("SELECT rev, key, type, create_rev, prev_mod_rev, value, prev_value, attrs, "
-                 "prev_attrs FROM events WHERE rev > ? ORDER BY rev",
-                 what));
+      Stmt events, db.Prepare("SELECT rev, key, type, create_rev, prev_mod_rev, value, "
+                              "CASE WHEN prev_mod_rev > ?1 THEN NULL ELSE prev_value END, attrs, "
+                              "CASE WHEN prev_mod_rev > ?1 THEN NULL ELSE prev_attrs END, "
+                              "prev_value IS NULL FROM events WHERE rev > ?1 ORDER BY rev",
+                              what));
+  SW_ASSIGN_OR_RETURN(Stmt event_prev,
+                      db.Prepare("SELECT prev_value, prev_attrs FROM events WHERE rev = ?", what));
   sqlite3_bind_int64(events.get(), 1, compacted_revision_);
   int rc = SQLITE_OK;
   while ((rc = sqlite3_step(events.get())) == SQLITE_ROW) {
@@ -700,21 +624,28 @@ Status SqliteStorage::Load(internal::SqliteDb& db, const SqliteStorageOptions& o
     event->type = static_cast<EventType>(type);
     event->revision = revision;
     if (event->type != EventType::kAdded) {
-      if (sqlite3_column_type(row, 6) == SQLITE_NULL) {
+      if (sqlite3_column_int(row, 9) != 0) {
         return RowError(key, revision, "the event has no previous value");
       }
-      auto found = latest.find(key);
-      if (found != latest.end() && found->second.first == entry.prev_mod_revision) {
-        event->prev = found->second.second;
-      } else {
+      event->prev = kept_record(key, entry.prev_mod_revision);
+      if (event->prev == nullptr && sqlite3_column_type(row, 6) != SQLITE_NULL) {
         SW_ASSIGN_OR_RETURN(event->prev,
                             LoadRecord(options.attributes, key, entry.prev_mod_revision,
                                        internal::ColumnString(row, 6), row, 8));
+      } else if (event->prev == nullptr) {
+        sqlite3_stmt* full = event_prev.get();
+        sqlite3_reset(full);
+        sqlite3_bind_int64(full, 1, revision);
+        const int full_rc = sqlite3_step(full);
+        if (full_rc == SQLITE_DONE) return RowError(key, revision, "the event row vanished");
+        if (full_rc != SQLITE_ROW) return db.Error(full_rc, what);
+        SW_ASSIGN_OR_RETURN(event->prev,
+                            LoadRecord(options.attributes, key, entry.prev_mod_revision,
+                                       internal::ColumnString(full, 0), full, 1));
       }
     }
     SW_ASSIGN_OR_RETURN(event->record, LoadRecord(options.attributes, key, revision,
                                                   internal::ColumnString(row, 5), row, 7));
-    latest.insert_or_assign(key, std::make_pair(revision, event->record));
     event->key = std::move(key);
     current_revision_ = revision;
     entry.event = std::move(event);
@@ -723,7 +654,14 @@ Status SqliteStorage::Load(internal::SqliteDb& db, const SqliteStorageOptions& o
   if (rc != SQLITE_DONE) return db.Error(rc, what);
 
   SW_ASSIGN_OR_RETURN(
-      Stmt objects, db.Prepare("SELECT key, create_rev, mod_rev, value, attrs FROM objects", what));
+      Stmt objects,
+      db.Prepare(
+          "SELECT key, create_rev, mod_rev, CASE WHEN mod_rev > ?1 THEN NULL ELSE value END, "
+          "CASE WHEN mod_rev > ?1 THEN NULL ELSE attrs END FROM objects",
+          what));
+  SW_ASSIGN_OR_RETURN(Stmt object_full,
+                      db.Prepare("SELECT value, attrs FROM objects WHERE key = ?", what));
+  sqlite3_bind_int64(objects.get(), 1, compacted_revision_);
   while ((rc = sqlite3_step(objects.get())) == SQLITE_ROW) {
     sqlite3_stmt* row = objects.get();
     std::string key = internal::ColumnString(row, 0);
@@ -736,12 +674,21 @@ Status SqliteStorage::Load(internal::SqliteDb& db, const SqliteStorageOptions& o
                           internal::RevisionText(object.create_revision) + ", newest revision " +
                           internal::RevisionText(current_revision_) + ")");
     }
-    auto found = latest.find(key);
-    if (found != latest.end() && found->second.first == object.mod_revision) {
-      object.record = found->second.second;
-    } else {
+    object.record = kept_record(key, object.mod_revision);
+    if (object.record == nullptr && object.mod_revision <= compacted_revision_) {
       SW_ASSIGN_OR_RETURN(object.record, LoadRecord(options.attributes, key, object.mod_revision,
                                                     internal::ColumnString(row, 3), row, 4));
+    } else if (object.record == nullptr) {
+      sqlite3_stmt* full = object_full.get();
+      sqlite3_reset(full);
+      internal::BindText(full, 1, key);
+      const int full_rc = sqlite3_step(full);
+      if (full_rc == SQLITE_DONE) {
+        return RowError(key, object.mod_revision, "the object row vanished");
+      }
+      if (full_rc != SQLITE_ROW) return db.Error(full_rc, what);
+      SW_ASSIGN_OR_RETURN(object.record, LoadRecord(options.attributes, key, object.mod_revision,
+                                                    internal::ColumnString(full, 0), full, 1));
     }
     objects_.emplace(std::move(key), std::move(object));
   }
@@ -1057,14 +1004,11 @@ Result<std::unique_ptr<WatchRegistration>> SqliteStorage::Watch(const WatchOptio
     std::shared_lock state_lock(state_mu_);
     start_revision = current_revision_;
     if (options.initial_state) {
+      // Delivered under the shared state lock, so nothing is copied: writers cannot be waiting for
+      // it, since they apply a batch only while holding the order lock, and sinks never call back.
       for (auto it = objects_.lower_bound(prefix);
            it != objects_.end() && it->first.starts_with(prefix); ++it) {
-        auto event = std::make_shared<StorageEvent>();
-        event->type = EventType::kAdded;
-        event->revision = it->second.mod_revision;
-        event->key = it->first;
-        event->record = it->second.record;
-        backlog.push_back(std::move(event));
+        sink->OnInitialObject(it->first, it->second);
       }
     } else {
       if (options.after_revision < compacted_revision_) {

@@ -13,20 +13,10 @@
 #include <vector>
 
 #include "slicewright/base/result.h"
-#include "slicewright/model/meta.h"
+
+#include "apiserver/storage/object_attributes.h"
 
 namespace slicewright::apiserver {
-
-// What label and field selectors match against, computed once per stored version.
-struct ObjectAttributes {
-  model::StringMap labels;
-  // Selectable fields and their values: always "metadata.name" and "metadata.namespace" (""
-  // for cluster-scoped objects), plus per-resource ones such as "spec.nodeName" for pods.
-  std::vector<std::pair<std::string, std::string>> fields;
-  // metadata.uid and the uids of metadata.ownerReferences, for the garbage collector's index.
-  std::string uid;
-  std::vector<std::string> owner_uids;
-};
 
 // One stored version of an object. `json` is the complete serialized object, already carrying
 // metadata.resourceVersion equal to the revision that wrote it (for a delete: the delete's
@@ -81,6 +71,18 @@ class WatchSink {
  public:
   virtual ~WatchSink() = default;
   virtual void OnEvent(const EventPtr& event) = 0;
+  // One key of a watch's initial state (WatchOptions::initial_state), in key order, before any
+  // later change. Same rules as OnEvent. The default hands it to OnEvent as a kAdded event at the
+  // object's mod revision; a sink that keeps no events (an index) takes the object as it is and
+  // spares the store an allocation per key.
+  virtual void OnInitialObject(std::string_view key, const StoredObject& object) {
+    auto event = std::make_shared<StorageEvent>();
+    event->type = EventType::kAdded;
+    event->revision = object.mod_revision;
+    event->key = std::string(key);
+    event->record = object.record;
+    OnEvent(event);
+  }
 };
 
 struct WatchOptions {

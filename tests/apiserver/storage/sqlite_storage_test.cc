@@ -59,23 +59,27 @@ std::string KeyOf(const StoredObject& object) {
   return json.substr(start, json.find('"', start) - start);
 }
 
+using Pairs = std::vector<std::pair<std::string_view, std::string_view>>;
+
 // Records written through the API carry the label written=api; Open's callback sets loaded=disk.
 Storage::Render RenderJson(std::string key, std::string data = "x", int* calls = nullptr) {
   return [key = std::move(key), data = std::move(data), calls](std::int64_t revision) {
     if (calls != nullptr) ++*calls;
     auto record = std::make_shared<ObjectRecord>();
     record->json = Json(key, revision, data);
-    record->attributes.labels["written"] = "api";
-    record->attributes.fields = {{"metadata.name", key}};
+    record->attributes = ObjectAttributes::Builder()
+                             .AddLabel("written", "api")
+                             .AddField("metadata.name", key)
+                             .Build();
     return Result<RecordPtr>(RecordPtr(std::move(record)));
   };
 }
 
 Result<ObjectAttributes> LoadAttributes(std::string_view key, std::string_view /*json*/) {
-  ObjectAttributes attributes;
-  attributes.labels["loaded"] = "disk";
-  attributes.fields = {{"metadata.name", std::string(key)}};
-  return attributes;
+  return ObjectAttributes::Builder()
+      .AddLabel("loaded", "disk")
+      .AddField("metadata.name", key)
+      .Build();
 }
 
 // Queues every event; delivery is synchronous, so a write has reached it once the write returns.
@@ -195,7 +199,7 @@ TEST_F(SqliteStorageTest, CrudAssignsIncreasingRevisions) {
   EXPECT_EQ(a->create_revision, 1);
   EXPECT_EQ(a->mod_revision, 3);
   EXPECT_EQ(a->record->json, Json(Pod("a"), 3, "v2"));
-  EXPECT_EQ(a->record->attributes.labels.at("written"), "api");
+  EXPECT_EQ(a->record->attributes.Label("written"), "api");
 
   ASSERT_EQ(store->Update(Pod("a"), 0, RenderJson(Pod("a"), "v3")).value_or(-1), 4);
   ASSERT_EQ(store->Delete(Pod("a"), 4, RenderJson(Pod("a"), "final")).value_or(-1), 5);
@@ -642,9 +646,8 @@ TEST_F(SqliteStorageTest, ReopenRestoresStateAndHistory) {
   for (const StoredObject& item : list->items) {
     got[KeyOf(item)] = {item.record->json, item.create_revision, item.mod_revision};
     // The attributes written with the object come back from disk; Open parses nothing.
-    EXPECT_EQ(item.record->attributes.labels, (model::StringMap{{"written", "api"}}));
-    ASSERT_EQ(item.record->attributes.fields.size(), 1U);
-    EXPECT_EQ(item.record->attributes.fields[0].second, KeyOf(item));
+    EXPECT_EQ(item.record->attributes.Labels(), (Pairs{{"written", "api"}}));
+    EXPECT_EQ(item.record->attributes.Fields(), (Pairs{{"metadata.name", KeyOf(item)}}));
   }
   EXPECT_EQ(got, want);
 
@@ -664,11 +667,11 @@ TEST_F(SqliteStorageTest, ReopenRestoresStateAndHistory) {
     EXPECT_EQ(resumed[i]->type, later[i]->type);
     EXPECT_EQ(resumed[i]->key, later[i]->key);
     EXPECT_EQ(resumed[i]->record->json, later[i]->record->json);
-    EXPECT_EQ(resumed[i]->record->attributes.labels, later[i]->record->attributes.labels);
+    EXPECT_EQ(resumed[i]->record->attributes, later[i]->record->attributes);
     ASSERT_EQ(resumed[i]->prev == nullptr, later[i]->prev == nullptr);
     if (later[i]->prev != nullptr) {
       EXPECT_EQ(resumed[i]->prev->json, later[i]->prev->json);
-      EXPECT_EQ(resumed[i]->prev->attributes.fields, later[i]->prev->attributes.fields);
+      EXPECT_EQ(resumed[i]->prev->attributes, later[i]->prev->attributes);
     }
   }
   // The snapshot list still works across the restart.
@@ -1133,6 +1136,49 @@ TEST_F(SqliteStorageTest, MalformedAttributesFailOpenWithDataLoss) {
   }
 }
 
+// Open shares a version with the kept event that wrote it instead of reading its row again. An
+// event at that revision that names another key (an inconsistent file) is not trusted: the object,
+// and an event's previous version, are then read from their own rows.
+TEST_F(SqliteStorageTest, OpenSharesKeptVersionsAndRereadsMismatchedOnes) {
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    ASSERT_EQ(store->Create(Pod("a"), RenderJson(Pod("a"), "v1")).value_or(-1), 1);
+    ASSERT_EQ(store->Update(Pod("a"), 0, RenderJson(Pod("a"), "v2")).value_or(-1), 2);
+    ASSERT_EQ(store->Create(Pod("b"), RenderJson(Pod("b"), "b1")).value_or(-1), 3);
+    ASSERT_EQ(store->Create(Pod("c"), RenderJson(Pod("c"), "c1")).value_or(-1), 4);
+  }
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    auto sink = std::make_shared<RecordingSink>();
+    auto watch = store->Watch(Watching("/", 0), sink);
+    ASSERT_TRUE(watch.ok());
+    const std::vector<EventPtr> events = sink->events();
+    ASSERT_EQ(events.size(), 4U);
+    EXPECT_EQ(events[1]->prev, events[0]->record);  // a's update shares its create's version
+    EXPECT_EQ(store->Get(Pod("a"))->record, events[1]->record);
+    EXPECT_EQ(store->Get(Pod("c"))->record, events[3]->record);
+  }
+  // The events at revisions 1 and 3 now name a key that is not theirs.
+  RunSql("UPDATE events SET key = '" + Pod("zz") + "' WHERE rev IN (1, 3)");
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->Get(Pod("a"))->record->json, Json(Pod("a"), 2, "v2"));
+  EXPECT_EQ(store->Get(Pod("b"))->record->json, Json(Pod("b"), 3, "b1"));
+  EXPECT_EQ(store->Get(Pod("b"))->record->attributes.Labels(), (Pairs{{"written", "api"}}));
+  EXPECT_EQ(store->Get(Pod("c"))->record->json, Json(Pod("c"), 4, "c1"));
+  auto sink = std::make_shared<RecordingSink>();
+  auto watch = store->Watch(Watching("/", 0), sink);
+  ASSERT_TRUE(watch.ok());
+  const std::vector<EventPtr> events = sink->events();
+  ASSERT_EQ(events.size(), 4U);
+  ASSERT_NE(events[1]->prev, nullptr);
+  EXPECT_EQ(events[1]->prev->json, Json(Pod("a"), 1, "v1"));
+  EXPECT_NE(events[1]->prev, events[0]->record);
+  EXPECT_NE(store->Get(Pod("b"))->record, events[2]->record);
+}
+
 // A schema 1 database (no attribute columns) is upgraded in place: its rows load through the
 // callback once, and later writes store their attributes.
 TEST_F(SqliteStorageTest, SchemaOneDatabaseIsUpgraded) {
@@ -1152,16 +1198,14 @@ TEST_F(SqliteStorageTest, SchemaOneDatabaseIsUpgraded) {
     Result<StoredObject> a = store->Get(Pod("a"));
     ASSERT_TRUE(a.ok());
     EXPECT_EQ(a->record->json, Json(Pod("a"), 2, "v2"));
-    EXPECT_EQ(a->record->attributes.labels, (model::StringMap{{"loaded", "disk"}}));
+    EXPECT_EQ(a->record->attributes.Labels(), (Pairs{{"loaded", "disk"}}));
     ASSERT_TRUE(store->Create(Pod("b"), RenderJson(Pod("b"))).ok());
   }
   EXPECT_EQ(QueryInt("SELECT value FROM meta WHERE name = 'schema_version'"), 2);
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->Get(Pod("a"))->record->attributes.labels,
-            (model::StringMap{{"loaded", "disk"}}));
-  EXPECT_EQ(store->Get(Pod("b"))->record->attributes.labels,
-            (model::StringMap{{"written", "api"}}));
+  EXPECT_EQ(store->Get(Pod("a"))->record->attributes.Labels(), (Pairs{{"loaded", "disk"}}));
+  EXPECT_EQ(store->Get(Pod("b"))->record->attributes.Labels(), (Pairs{{"written", "api"}}));
 }
 
 TEST_F(SqliteStorageTest, UnknownSchemaVersionIsRefused) {
