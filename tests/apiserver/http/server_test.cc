@@ -128,6 +128,44 @@ struct StreamingFixture {
     std::lock_guard<std::mutex> lock(mu);
     return streams[index];
   }
+
+  // A watch as a client opens one: connected, GET /watch sent, the response header read (unless
+  // `read_header` is false: a reader that never reads), and the handler's stream `index` started.
+  struct Watch {
+    std::unique_ptr<TestClient> client;
+    ClientResponse header;
+    std::shared_ptr<RecordingStream> stream;
+    std::shared_ptr<StreamSink> sink;  // null when any step failed (a failure is recorded)
+  };
+  Watch OpenWatch(std::uint16_t port, std::size_t index, bool read_header = true) {
+    Watch watch;
+    auto client = TestClient::Connect(port);
+    if (!client.ok()) {
+      ADD_FAILURE() << "connect: " << client.status().ToString();
+      return watch;
+    }
+    watch.client = std::move(client).value();
+    if (Status sent = watch.client->SendRequest("GET", "/watch"); !sent.ok()) {
+      ADD_FAILURE() << "send: " << sent.ToString();
+      return watch;
+    }
+    if (read_header) {
+      auto header = watch.client->ReadResponseHeader();
+      if (!header.ok()) {
+        ADD_FAILURE() << "response header: " << header.status().ToString();
+        return watch;
+      }
+      watch.header = std::move(header).value();
+    }
+    watch.stream = WaitStream(index);
+    if (watch.stream == nullptr) {
+      ADD_FAILURE() << "stream " << index << " never reached the handler";
+      return watch;
+    }
+    watch.sink = watch.stream->WaitStarted();
+    if (watch.sink == nullptr) ADD_FAILURE() << "stream " << index << " never started";
+    return watch;
+  }
 };
 
 std::shared_ptr<const std::string> Chunk(std::string text) {
@@ -496,20 +534,16 @@ TEST(HttpServerStreamTest, ChunksArriveInOrderPromptlyAndFinishKeepsConnection) 
   StreamingFixture fixture;
   auto server = StartServer({}, fixture.Handler());
   ASSERT_NE(server, nullptr);
-  auto client = TestClient::Connect(server->port());
-  ASSERT_TRUE(client.ok());
-  ASSERT_TRUE((*client)->SendRequest("GET", "/watch").ok());
-  auto header = (*client)->ReadResponseHeader();
-  ASSERT_TRUE(header.ok()) << header.status().ToString();
-  EXPECT_EQ(header->status, 200);
-  EXPECT_EQ(header->Header("transfer-encoding"), "chunked");
-  EXPECT_EQ(header->Header("content-type"), "application/json;stream=watch");
-  EXPECT_EQ(header->Header("content-length"), "");
-
-  auto stream = fixture.WaitStream(0);
-  ASSERT_NE(stream, nullptr);
-  std::shared_ptr<StreamSink> sink = stream->WaitStarted();
-  ASSERT_NE(sink, nullptr);
+  StreamingFixture::Watch watch = fixture.OpenWatch(server->port(), 0);
+  ASSERT_NE(watch.sink, nullptr);
+  std::unique_ptr<TestClient>& client = watch.client;
+  const ClientResponse& header = watch.header;
+  const std::shared_ptr<RecordingStream>& stream = watch.stream;
+  const std::shared_ptr<StreamSink>& sink = watch.sink;
+  EXPECT_EQ(header.status, 200);
+  EXPECT_EQ(header.Header("transfer-encoding"), "chunked");
+  EXPECT_EQ(header.Header("content-type"), "application/json;stream=watch");
+  EXPECT_EQ(header.Header("content-length"), "");
 
   std::string expected;
   std::chrono::steady_clock::duration slowest{};
@@ -521,7 +555,7 @@ TEST(HttpServerStreamTest, ChunksArriveInOrderPromptlyAndFinishKeepsConnection) 
     std::thread writer([&] { written = sink->Write(Chunk(event)); });
     writer.join();
     ASSERT_TRUE(written);
-    auto body = (*client)->ReadBodyAtLeast(expected.size());
+    auto body = client->ReadBodyAtLeast(expected.size());
     ASSERT_TRUE(body.ok()) << body.status().ToString();
     slowest = std::max(slowest, std::chrono::steady_clock::now() - sent);
     ASSERT_EQ(body->body, expected);
@@ -543,7 +577,7 @@ TEST(HttpServerStreamTest, ChunksArriveInOrderPromptlyAndFinishKeepsConnection) 
   EXPECT_TRUE(sink->Write(Chunk("")));  // empty chunks are dropped, not a terminator
   sink->Finish();
   EXPECT_FALSE(sink->Write(Chunk("after finish")));
-  auto finished = (*client)->ReadBodyAtLeast(std::string::npos);
+  auto finished = client->ReadBodyAtLeast(std::string::npos);
   ASSERT_TRUE(finished.ok()) << finished.status().ToString();
   EXPECT_TRUE(finished->done);
   std::string burst = finished->body.substr(expected.size());
@@ -559,8 +593,8 @@ TEST(HttpServerStreamTest, ChunksArriveInOrderPromptlyAndFinishKeepsConnection) 
     }
   }
 
-  ASSERT_TRUE((*client)->SendRequest("GET", "/after").ok());
-  auto after = (*client)->ReadResponse();
+  ASSERT_TRUE(client->SendRequest("GET", "/after").ok());
+  auto after = client->ReadResponse();
   ASSERT_TRUE(after.ok()) << after.status().ToString();
   EXPECT_EQ(after->body, "ok");
   EXPECT_EQ(stream->stops(), 0);  // Finish is the stream's own ending
@@ -578,25 +612,21 @@ TEST(HttpServerStreamTest, BurstsAreCoalescedAndQuietStreamsAreNot) {
   options.stream_flush_interval = kInterval;
   auto server = StartServer(options, fixture.Handler());
   ASSERT_NE(server, nullptr);
-  auto client = TestClient::Connect(server->port());
-  ASSERT_TRUE(client.ok());
-  ASSERT_TRUE((*client)->SendRequest("GET", "/watch").ok());
-  ASSERT_TRUE((*client)->ReadResponseHeader().ok());
-  auto stream = fixture.WaitStream(0);
-  ASSERT_NE(stream, nullptr);
-  std::shared_ptr<StreamSink> sink = stream->WaitStarted();
-  ASSERT_NE(sink, nullptr);
+  StreamingFixture::Watch watch = fixture.OpenWatch(server->port(), 0);
+  ASSERT_NE(watch.sink, nullptr);
+  std::unique_ptr<TestClient>& client = watch.client;
+  const std::shared_ptr<StreamSink>& sink = watch.sink;
   // Let the header's write age past the interval, so "a" is the first write of a quiet stream.
   std::this_thread::sleep_for(kInterval + std::chrono::milliseconds(100));
 
   const auto start = std::chrono::steady_clock::now();
   ASSERT_TRUE(sink->Write(Chunk("a;")));
-  auto first = (*client)->ReadBodyAtLeast(2);
+  auto first = client->ReadBodyAtLeast(2);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   const auto first_latency = std::chrono::steady_clock::now() - start;
   ASSERT_TRUE(sink->Write(Chunk("b;")));
   ASSERT_TRUE(sink->Write(Chunk("c;")));
-  auto burst = (*client)->ReadBodyAtLeast(6);
+  auto burst = client->ReadBodyAtLeast(6);
   ASSERT_TRUE(burst.ok()) << burst.status().ToString();
   EXPECT_EQ(burst->body, "a;b;c;");
   // The server cannot have written "b;" before the interval since "a;" began.
@@ -605,7 +635,7 @@ TEST(HttpServerStreamTest, BurstsAreCoalescedAndQuietStreamsAreNot) {
 
   ASSERT_TRUE(sink->Write(Chunk("d;")));  // within the interval of the burst's write: waits
   sink->Finish();
-  auto finished = (*client)->ReadBodyAtLeast(std::string::npos);
+  auto finished = client->ReadBodyAtLeast(std::string::npos);
   ASSERT_TRUE(finished.ok()) << finished.status().ToString();
   EXPECT_TRUE(finished->done);
   EXPECT_EQ(finished->body, "a;b;c;d;");
@@ -688,17 +718,14 @@ TEST(HttpServerStreamTest, ClientDisconnectStopsStreamOnce) {
   StreamingFixture fixture;
   auto server = StartServer({}, fixture.Handler());
   ASSERT_NE(server, nullptr);
-  auto client = TestClient::Connect(server->port());
-  ASSERT_TRUE(client.ok());
-  ASSERT_TRUE((*client)->SendRequest("GET", "/watch").ok());
-  ASSERT_TRUE((*client)->ReadResponseHeader().ok());
-  auto stream = fixture.WaitStream(0);
-  ASSERT_NE(stream, nullptr);
-  auto sink = stream->WaitStarted();
-  ASSERT_NE(sink, nullptr);
+  StreamingFixture::Watch watch = fixture.OpenWatch(server->port(), 0);
+  ASSERT_NE(watch.sink, nullptr);
+  std::unique_ptr<TestClient>& client = watch.client;
+  const std::shared_ptr<RecordingStream>& stream = watch.stream;
+  const std::shared_ptr<StreamSink>& sink = watch.sink;
   ASSERT_TRUE(sink->Write(Chunk("hello\n")));
-  ASSERT_TRUE((*client)->ReadBodyAtLeast(6).ok());
-  client->reset();  // disconnect
+  ASSERT_TRUE(client->ReadBodyAtLeast(6).ok());
+  client.reset();  // disconnect
 
   ASSERT_TRUE(stream->WaitStopped());
   EXPECT_FALSE(sink->Write(Chunk("nobody listens\n")));
@@ -718,15 +745,10 @@ TEST(HttpServerStreamTest, ServerStopStopsEveryStream) {
   std::vector<std::unique_ptr<TestClient>> clients;
   std::vector<std::shared_ptr<StreamSink>> sinks;
   for (std::size_t i = 0; i < 3; ++i) {
-    auto client = TestClient::Connect(server->port());
-    ASSERT_TRUE(client.ok());
-    ASSERT_TRUE((*client)->SendRequest("GET", "/watch").ok());
-    ASSERT_TRUE((*client)->ReadResponseHeader().ok());
-    auto stream = fixture.WaitStream(i);
-    ASSERT_NE(stream, nullptr);
-    sinks.push_back(stream->WaitStarted());
-    ASSERT_NE(sinks.back(), nullptr);
-    clients.push_back(std::move(client).value());
+    StreamingFixture::Watch watch = fixture.OpenWatch(server->port(), i);
+    ASSERT_NE(watch.sink, nullptr);
+    sinks.push_back(std::move(watch.sink));
+    clients.push_back(std::move(watch.client));
   }
   // An idle keep-alive connection is closed too.
   auto idle = TestClient::Connect(server->port());
@@ -753,13 +775,11 @@ TEST(HttpServerStreamTest, SlowReaderOverBacklogIsClosed) {
   options.max_stream_backlog_bytes = std::size_t{256} * 1024;
   auto server = StartServer(options, fixture.Handler());
   ASSERT_NE(server, nullptr);
-  auto client = TestClient::Connect(server->port());
-  ASSERT_TRUE(client.ok());
-  ASSERT_TRUE((*client)->SendRequest("GET", "/watch").ok());
-  auto stream = fixture.WaitStream(0);
-  ASSERT_NE(stream, nullptr);
-  auto sink = stream->WaitStarted();
-  ASSERT_NE(sink, nullptr);
+  StreamingFixture::Watch watch = fixture.OpenWatch(server->port(), 0, /*read_header=*/false);
+  ASSERT_NE(watch.sink, nullptr);
+  std::unique_ptr<TestClient>& client = watch.client;
+  const std::shared_ptr<RecordingStream>& stream = watch.stream;
+  const std::shared_ptr<StreamSink>& sink = watch.sink;
 
   auto chunk = Chunk(std::string(std::size_t{64} * 1024, 'z'));
   auto deadline = std::chrono::steady_clock::now() + kDeadline;
@@ -771,7 +791,7 @@ TEST(HttpServerStreamTest, SlowReaderOverBacklogIsClosed) {
   EXPECT_GT(accepted, 3u);  // the kernel buffers absorb some before the backlog builds
   ASSERT_TRUE(stream->WaitStopped());
   EXPECT_FALSE(sink->Write(Chunk("x")));
-  EXPECT_TRUE((*client)->WaitForClose().ok());
+  EXPECT_TRUE(client->WaitForClose().ok());
   server->Stop();
   EXPECT_EQ(stream->stops(), 1);
 }
@@ -783,15 +803,11 @@ TEST(HttpServerStreamTest, PartlySentBatchesArriveWhole) {
   StreamingFixture fixture;
   auto server = StartServer({}, fixture.Handler());
   ASSERT_NE(server, nullptr);
-  auto client = TestClient::Connect(server->port());
-  ASSERT_TRUE(client.ok());
-  ASSERT_TRUE((*client)->SendRequest("GET", "/watch").ok());
-  auto header = (*client)->ReadResponseHeader();
-  ASSERT_TRUE(header.ok()) << header.status().ToString();
-  auto stream = fixture.WaitStream(0);
-  ASSERT_NE(stream, nullptr);
-  auto sink = stream->WaitStarted();
-  ASSERT_NE(sink, nullptr);
+  StreamingFixture::Watch watch = fixture.OpenWatch(server->port(), 0);
+  ASSERT_NE(watch.sink, nullptr);
+  std::unique_ptr<TestClient>& client = watch.client;
+  const std::shared_ptr<RecordingStream>& stream = watch.stream;
+  const std::shared_ptr<StreamSink>& sink = watch.sink;
 
   std::string expected;
   for (int i = 0; i < 256; ++i) {
@@ -801,7 +817,7 @@ TEST(HttpServerStreamTest, PartlySentBatchesArriveWhole) {
     ASSERT_TRUE(sink->Write(Chunk(std::move(chunk))));
   }
   sink->Finish();
-  auto body = (*client)->ReadBodyAtLeast(std::string::npos);
+  auto body = client->ReadBodyAtLeast(std::string::npos);
   ASSERT_TRUE(body.ok()) << body.status().ToString();
   EXPECT_TRUE(body->done);
   ASSERT_EQ(body->body.size(), expected.size());
