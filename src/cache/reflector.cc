@@ -100,26 +100,36 @@ std::chrono::seconds Reflector::WatchTimeout() {
 }
 
 Status Reflector::ListAndWatch() {
+  if (options_.use_watch_list && !watch_list_supported_ && clock_.Now() >= watch_list_retry_at_) {
+    SW_LOG(kInfo, "reflector {}: trying WatchList again", options_.name);
+    SetWatchListSupported(true);
+    watch_list_early_ends_ = 0;
+  }
   if (watch_list_supported_) {
     last_resource_version_.clear();
     Status status = WatchLoop(/*initial_sync=*/true);
     if (WatchListRefused(status)) {
-      SW_LOG(kInfo, "reflector {}: the server refused a WatchList ({}); using LIST from now on",
+      SW_LOG(kInfo, "reflector {}: the server refused a WatchList ({}); using LIST for now",
              options_.name, status.ToString());
     } else if (watch_list_early_ends_ >= kWatchListEarlyEndLimit) {
       SW_LOG(kWarning,
              "reflector {}: {} WatchList streams in a row ended before their initial events did "
-             "(last: {}); using LIST from now on",
+             "(last: {}); using LIST for now",
              options_.name, watch_list_early_ends_, status.ToString());
     } else {
       return status;
     }
-    watch_list_supported_ = false;
-    std::lock_guard lock(mu_);
-    stats_.watch_list_supported = false;
+    SetWatchListSupported(false);
+    watch_list_retry_at_ = clock_.Now() + options_.watch_list_retry_interval;
   }
   SW_RETURN_IF_ERROR(List());
   return WatchLoop(/*initial_sync=*/false);
+}
+
+void Reflector::SetWatchListSupported(bool supported) {
+  watch_list_supported_ = supported;
+  std::lock_guard lock(mu_);
+  stats_.watch_list_supported = supported;
 }
 
 Status Reflector::List() {

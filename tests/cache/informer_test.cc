@@ -710,6 +710,37 @@ TEST_F(InformerFaultTest, WatchListRefusedFallsBackToListAndWatch) {
   }
 }
 
+// After falling back to LIST, a relist once watch_list_retry_interval has passed tries WatchList
+// again, and keeps it when the server now accepts it (here: a 422 once, then a 410 that forces the
+// relist; the interval is 0, client-go's every-relist behaviour).
+TEST_F(InformerFaultTest, WatchListTriedAgainAtARelistAfterTheRetryInterval) {
+  const auto refused = proxy_->Add(
+      fakes::Match::Watch("sendInitialEvents=true").Times(1),
+      fakes::Fault::Respond(
+          422, R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+               R"("message":"sendInitialEvents is forbidden","reason":"Invalid","code":422})"));
+  const auto gone = proxy_->Add(
+      fakes::Match::Watch("/services").Times(1),
+      fakes::Fault::Respond(
+          410,
+          R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+          R"json("message":"too old resource version: 1 (2)","reason":"Expired","code":410})json"));
+  ReflectorOptions options = FastOptions();
+  options.use_watch_list = true;
+  options.watch_list_retry_interval = 0ms;
+  auto informer = StartInformer(options);
+  ASSERT_TRUE(informer->WaitForSync(20s));
+  // The LIST, then the WatchList's initial sync after the 410.
+  ASSERT_TRUE(Eventually([&] { return informer->Stats().lists == 2; }, 20s));
+  EXPECT_TRUE(informer->Stats().watch_list_supported);
+  EXPECT_EQ(proxy_->Hits(refused), 1);
+  EXPECT_EQ(proxy_->Hits(gone), 1);
+  EXPECT_EQ(informer->Stats().expired, 1);
+  WriteAndConverge(*informer, "again");
+  EXPECT_EQ(informer->Stats().lists, 2);
+  EXPECT_TRUE(informer->Stats().watch_list_supported);
+}
+
 // A server that accepts WatchList requests but cuts every stream before the initial-events-end
 // bookmark: after three such streams the informer lists instead of retrying forever, and says so
 // once in the log.

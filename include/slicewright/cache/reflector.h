@@ -59,8 +59,11 @@ struct ReflectorOptions {
   std::int64_t page_size = 500;  // LIST limit, as client-go's pager
   // Try WatchList (sendInitialEvents=true) first; a server that refuses it, or that three times in
   // a row ends a WatchList stream before its initial-events-end bookmark or answers it with a
-  // 500, gets paginated LISTs from then on.
+  // 500, gets paginated LISTs instead until `watch_list_retry_interval` has passed, after which
+  // the next relist tries WatchList again (the server may have been upgraded, or its proxy
+  // fixed). client-go tries again at every relist, which 0 does too.
   bool use_watch_list = false;
+  std::chrono::milliseconds watch_list_retry_interval{600'000};
   // Each watch asks the server to end it after a random time in [min, 2 min), so watches spread
   // out and none lives forever (client-go: 5 minutes).
   std::chrono::seconds min_watch_timeout{300};
@@ -105,6 +108,8 @@ class Reflector final {
   // One LIST (all pages) or WatchList initial sync, then watches until something forces a relist.
   // Returns why it stopped.
   Status ListAndWatch();
+  // Run()'s thread only; mirrors the flag into the stats.
+  void SetWatchListSupported(bool supported);
   Status List();
   // Watches from last_resource_version_ until a relist is needed (its Status) or Stop().
   Status WatchLoop(bool initial_sync);
@@ -134,6 +139,8 @@ class Reflector final {
   // WatchList streams in a row that the server accepted but that ended before their initial
   // events did; reset by a completed initial sync.
   int watch_list_early_ends_ = 0;
+  // After a fallback to LIST: when WatchList is worth another try.
+  Clock::TimePoint watch_list_retry_at_{};
   Clock::Duration backoff_{};
   // The resourceVersion at which a watch line last failed to decode (see WatchOnce).
   std::optional<std::string> skip_next_bad_line_at_;
