@@ -62,6 +62,19 @@ ALTER TABLE events ADD COLUMN prev_attrs BLOB;
 UPDATE meta SET value = 2 WHERE name = 'schema_version';
 )sql";
 
+// Open's scans. A version that a kept event (rev > the compacted revision, ?1) also holds is
+// left out as NULL; kLoadEventPrev and kLoadObjectValue read one left out after all.
+constexpr const char* kLoadEvents =
+    "SELECT rev, key, type, create_rev, prev_mod_rev, value, "
+    "CASE WHEN prev_mod_rev > ?1 THEN NULL ELSE prev_value END, attrs, "
+    "CASE WHEN prev_mod_rev > ?1 THEN NULL ELSE prev_attrs END, "
+    "prev_value IS NULL FROM events WHERE rev > ?1 ORDER BY rev";
+constexpr const char* kLoadEventPrev = "SELECT prev_value, prev_attrs FROM events WHERE rev = ?";
+constexpr const char* kLoadObjects =
+    "SELECT key, create_rev, mod_rev, CASE WHEN mod_rev > ?1 THEN NULL ELSE value END, "
+    "CASE WHEN mod_rev > ?1 THEN NULL ELSE attrs END FROM objects";
+constexpr const char* kLoadObjectValue = "SELECT value, attrs FROM objects WHERE key = ?";
+
 struct StmtDeleter {
   void operator()(sqlite3_stmt* stmt) const { sqlite3_finalize(stmt); }
 };
@@ -595,17 +608,31 @@ Status SqliteStorage::Load(internal::SqliteDb& db, const SqliteStorageOptions& o
     return event.record;
   };
 
-  // A version whose revision is kept is shared from its event, so the queries leave its value
-  // out (SQLite then never copies it out of the file); should the event not match after all, the
-  // one row is read again in full.
-  SW_ASSIGN_OR_RETURN(
-      Stmt events, db.Prepare("SELECT rev, key, type, create_rev, prev_mod_rev, value, "
-                              "CASE WHEN prev_mod_rev > ?1 THEN NULL ELSE prev_value END, attrs, "
-                              "CASE WHEN prev_mod_rev > ?1 THEN NULL ELSE prev_attrs END, "
-                              "prev_value IS NULL FROM events WHERE rev > ?1 ORDER BY rev",
-                              what));
-  SW_ASSIGN_OR_RETURN(Stmt event_prev,
-                      db.Prepare("SELECT prev_value, prev_attrs FROM events WHERE rev = ?", what));
+  // A version whose revision is kept is shared from its event, so the scans leave its value out
+  // (SQLite then never copies it out of the file); should the event not match after all, the
+  // version is read from its own row.
+  SW_ASSIGN_OR_RETURN(Stmt events, db.Prepare(internal::kLoadEvents, what));
+  SW_ASSIGN_OR_RETURN(Stmt event_prev, db.Prepare(internal::kLoadEventPrev, what));
+  SW_ASSIGN_OR_RETURN(Stmt objects, db.Prepare(internal::kLoadObjects, what));
+  SW_ASSIGN_OR_RETURN(Stmt object_value, db.Prepare(internal::kLoadObjectValue, what));
+  // A version no kept event shares: from the scanned row's value and attrs columns, or when the
+  // scan left them out, from `own_row` (its parameter bound), which selects just those two.
+  const auto load_version = [&](const std::string& key, std::int64_t revision, sqlite3_stmt* row,
+                                int value_column, int attrs_column,
+                                sqlite3_stmt* own_row) -> Result<RecordPtr> {
+    if (sqlite3_column_type(row, value_column) != SQLITE_NULL) {
+      return LoadRecord(options.attributes, key, revision,
+                        internal::ColumnString(row, value_column), row, attrs_column);
+    }
+    const int own_rc = sqlite3_step(own_row);
+    if (own_rc == SQLITE_DONE) return RowError(key, revision, "its row vanished while loading");
+    if (own_rc != SQLITE_ROW) return db.Error(own_rc, what);
+    Result<RecordPtr> record = LoadRecord(options.attributes, key, revision,
+                                          internal::ColumnString(own_row, 0), own_row, 1);
+    sqlite3_reset(own_row);
+    return record;
+  };
+
   sqlite3_bind_int64(events.get(), 1, compacted_revision_);
   int rc = SQLITE_OK;
   while ((rc = sqlite3_step(events.get())) == SQLITE_ROW) {
@@ -628,20 +655,10 @@ Status SqliteStorage::Load(internal::SqliteDb& db, const SqliteStorageOptions& o
         return RowError(key, revision, "the event has no previous value");
       }
       event->prev = kept_record(key, entry.prev_mod_revision);
-      if (event->prev == nullptr && sqlite3_column_type(row, 6) != SQLITE_NULL) {
-        SW_ASSIGN_OR_RETURN(event->prev,
-                            LoadRecord(options.attributes, key, entry.prev_mod_revision,
-                                       internal::ColumnString(row, 6), row, 8));
-      } else if (event->prev == nullptr) {
-        sqlite3_stmt* full = event_prev.get();
-        sqlite3_reset(full);
-        sqlite3_bind_int64(full, 1, revision);
-        const int full_rc = sqlite3_step(full);
-        if (full_rc == SQLITE_DONE) return RowError(key, revision, "the event row vanished");
-        if (full_rc != SQLITE_ROW) return db.Error(full_rc, what);
-        SW_ASSIGN_OR_RETURN(event->prev,
-                            LoadRecord(options.attributes, key, entry.prev_mod_revision,
-                                       internal::ColumnString(full, 0), full, 1));
+      if (event->prev == nullptr) {
+        sqlite3_bind_int64(event_prev.get(), 1, revision);
+        SW_ASSIGN_OR_RETURN(
+            event->prev, load_version(key, entry.prev_mod_revision, row, 6, 8, event_prev.get()));
       }
     }
     SW_ASSIGN_OR_RETURN(event->record, LoadRecord(options.attributes, key, revision,
@@ -653,14 +670,6 @@ Status SqliteStorage::Load(internal::SqliteDb& db, const SqliteStorageOptions& o
   }
   if (rc != SQLITE_DONE) return db.Error(rc, what);
 
-  SW_ASSIGN_OR_RETURN(
-      Stmt objects,
-      db.Prepare(
-          "SELECT key, create_rev, mod_rev, CASE WHEN mod_rev > ?1 THEN NULL ELSE value END, "
-          "CASE WHEN mod_rev > ?1 THEN NULL ELSE attrs END FROM objects",
-          what));
-  SW_ASSIGN_OR_RETURN(Stmt object_full,
-                      db.Prepare("SELECT value, attrs FROM objects WHERE key = ?", what));
   sqlite3_bind_int64(objects.get(), 1, compacted_revision_);
   while ((rc = sqlite3_step(objects.get())) == SQLITE_ROW) {
     sqlite3_stmt* row = objects.get();
@@ -675,20 +684,10 @@ Status SqliteStorage::Load(internal::SqliteDb& db, const SqliteStorageOptions& o
                           internal::RevisionText(current_revision_) + ")");
     }
     object.record = kept_record(key, object.mod_revision);
-    if (object.record == nullptr && object.mod_revision <= compacted_revision_) {
-      SW_ASSIGN_OR_RETURN(object.record, LoadRecord(options.attributes, key, object.mod_revision,
-                                                    internal::ColumnString(row, 3), row, 4));
-    } else if (object.record == nullptr) {
-      sqlite3_stmt* full = object_full.get();
-      sqlite3_reset(full);
-      internal::BindText(full, 1, key);
-      const int full_rc = sqlite3_step(full);
-      if (full_rc == SQLITE_DONE) {
-        return RowError(key, object.mod_revision, "the object row vanished");
-      }
-      if (full_rc != SQLITE_ROW) return db.Error(full_rc, what);
-      SW_ASSIGN_OR_RETURN(object.record, LoadRecord(options.attributes, key, object.mod_revision,
-                                                    internal::ColumnString(full, 0), full, 1));
+    if (object.record == nullptr) {
+      internal::BindText(object_value.get(), 1, key);
+      SW_ASSIGN_OR_RETURN(object.record,
+                          load_version(key, object.mod_revision, row, 3, 4, object_value.get()));
     }
     objects_.emplace(std::move(key), std::move(object));
   }
