@@ -61,6 +61,12 @@ std::optional<std::string> LabelKeyError(std::string_view key, std::string_view 
   return FieldInvalid(path, GoQuote(key), Join(IsQualifiedName(key), "; "));
 }
 
+// The value of `key` in `labels`, nullopt when absent.
+std::optional<std::string_view> LabelValue(const model::StringMap& labels, std::string_view key) {
+  const auto it = labels.find(key);
+  return it == labels.end() ? std::nullopt : std::optional<std::string_view>(it->second);
+}
+
 // strconv.ParseInt(text, 10, 64): an optional sign, then decimal digits, within int64.
 bool ParseInt64(std::string_view text, std::int64_t& out) {
   bool negative = false;
@@ -593,9 +599,7 @@ bool Requirement::HasValue(std::string_view value) const {
 }
 
 bool Requirement::Matches(const model::StringMap& labels) const {
-  const auto it = labels.find(key_);
-  return MatchesValue(it == labels.end() ? std::nullopt
-                                         : std::optional<std::string_view>(it->second));
+  return MatchesValue(LabelValue(labels, key_));
 }
 
 bool Requirement::MatchesValue(std::optional<std::string_view> label) const {
@@ -749,12 +753,7 @@ Selector Selector::Add(Requirement requirement) const {
 }
 
 bool Selector::Matches(const model::StringMap& labels) const {
-  if (nothing_) {
-    return false;
-  }
-  return std::ranges::all_of(requirements_, [&labels](const Requirement& requirement) {
-    return requirement.Matches(labels);
-  });
+  return MatchesLookup([&labels](std::string_view key) { return LabelValue(labels, key); });
 }
 
 std::string Selector::String() const {

@@ -3,6 +3,7 @@
 // sets, and upstream's canonical String(). Immutable values once built: thread-safe to share.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -52,7 +53,7 @@ class Requirement final {
   // compares strictly. Allocates nothing.
   bool Matches(const model::StringMap& labels) const;
   // The same test given the value of key() in the label set (nullopt: the key is absent).
-  bool MatchesValue(std::optional<std::string_view> value) const;
+  bool MatchesValue(std::optional<std::string_view> label) const;
 
   // "key in (a,b)", "key!=v", "!key", "key>3": values sorted, operators spelt as in the syntax.
   std::string String() const;
@@ -114,15 +115,9 @@ class Selector final {
   // a std::optional<std::string_view>, nullopt when the set lacks it.
   template <typename Lookup>
   bool MatchesLookup(const Lookup& lookup) const {
-    if (nothing_) {
-      return false;
-    }
-    for (const Requirement& requirement : requirements_) {
-      if (!requirement.MatchesValue(lookup(requirement.key()))) {
-        return false;
-      }
-    }
-    return true;
+    return !nothing_ && std::ranges::all_of(requirements_, [&lookup](const Requirement& r) {
+      return r.MatchesValue(lookup(r.key()));
+    });
   }
 
   // True if the selector does not restrict the selection (Everything); false for Nothing.

@@ -74,24 +74,19 @@ std::vector<std::pair<std::string_view, std::string_view>> ReadPairs(std::string
   return pairs;
 }
 
-// The value of `wanted` in the key-value section at `at`: the first match, or the last when
-// `last_wins`.
+// The value of `wanted` in the key-value section at `at` (labels or fields), the first match.
 std::optional<std::string_view> FindPair(std::string_view data, std::size_t at,
-                                         std::string_view wanted, bool last_wins) {
+                                         std::string_view wanted) {
   Reader reader(data, at);
   std::size_t count = 0;
-  std::optional<std::string_view> found;
-  if (!reader.Count(count, 2)) return found;
+  if (!reader.Count(count, 2)) return std::nullopt;
   for (std::size_t i = 0; i < count; ++i) {
     std::string_view key;
     std::string_view value;
     if (!reader.String(key) || !reader.String(value)) return std::nullopt;
-    if (key == wanted) {
-      found = value;
-      if (!last_wins) break;
-    }
+    if (key == wanted) return value;
   }
-  return found;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -124,11 +119,11 @@ std::optional<ObjectAttributes> ObjectAttributes::Decode(std::string_view encode
 }
 
 std::optional<std::string_view> ObjectAttributes::Label(std::string_view key) const {
-  return FindPair(data_, 0, key, /*last_wins=*/true);
+  return FindPair(data_, 0, key);
 }
 
 std::optional<std::string_view> ObjectAttributes::Field(std::string_view name) const {
-  return FindPair(data_, fields_at_, name, /*last_wins=*/false);
+  return FindPair(data_, fields_at_, name);
 }
 
 std::string_view ObjectAttributes::uid() const {

@@ -28,7 +28,7 @@ class ObjectAttributes {
   static std::optional<ObjectAttributes> Decode(std::string_view encoded);
   std::string_view encoded() const { return data_; }
 
-  // A label's value; nullopt when the object has no such label (a repeated key: the last value).
+  // A label's value; nullopt when the object has no such label.
   std::optional<std::string_view> Label(std::string_view key) const;
   // A selectable field's value ("metadata.name", "spec.nodeName", ...); nullopt for a field the
   // resource does not have.

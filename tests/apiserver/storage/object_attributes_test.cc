@@ -17,7 +17,7 @@ ObjectAttributes Pod() {
   return ObjectAttributes::Builder()
       .AddLabel("tier", "web")
       .AddLabel("app", "shop")
-      .AddLabel("tier", "front")  // a repeated key keeps the last value
+      .AddLabel("tier", "front")  // the Builder keeps a repeated key's last value
       .AddField("metadata.name", "web-1")
       .AddField("metadata.namespace", "prod")
       .AddField("spec.nodeName", "")
