@@ -53,7 +53,6 @@ const std::string* ZoneOf(const model::Node* node) {
   return &it->second;
 }
 
-// Every field of podToEndpoint but the addresses (spec §3.4).
 // What FillEndpoint reads of a pod's state, taken apart so a caller can read it in a pass of its
 // own (the conditions live in a heap block of their own).
 struct PodState {
@@ -64,14 +63,14 @@ PodState StateOf(const model::Pod& pod) {
   return PodState{model::IsPodReady(pod), pod.metadata.deletion_timestamp.has_value()};
 }
 
+// Every field of podToEndpoint but the addresses (spec §3.4); `state` is StateOf(pod).
 void FillEndpoint(model::Endpoint& endpoint, const model::Pod& pod, PodState state,
                   const model::Node* node, const model::Service& service) {
-  const bool serving = state.serving;
-  const bool terminating = state.terminating;
   // A terminating pod is never ready unless the Service publishes not-ready addresses.
-  endpoint.conditions.ready = service.spec.publish_not_ready_addresses || (serving && !terminating);
-  endpoint.conditions.serving = serving;
-  endpoint.conditions.terminating = terminating;
+  endpoint.conditions.ready =
+      service.spec.publish_not_ready_addresses || (state.serving && !state.terminating);
+  endpoint.conditions.serving = state.serving;
+  endpoint.conditions.terminating = state.terminating;
   model::ObjectReference& ref = endpoint.target_ref.emplace();
   ref.kind = "Pod";
   ref.namespace_ = pod.metadata.namespace_;
