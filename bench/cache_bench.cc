@@ -12,10 +12,10 @@
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 
-#include "slicewright/cache/compact_pod.h"
 #include "slicewright/cache/compact_slice.h"
 #include "slicewright/cache/store.h"
 #include "slicewright/codec/json.h"
+#include "slicewright/model/compact_pod.h"
 
 #include "smoke.h"
 
@@ -77,16 +77,16 @@ void BM_CompactPodCacheMemory(benchmark::State& state) {
   double bytes_per_pod = 0;
   for (auto _ : state) {
     const std::size_t before = mallinfo2().uordblks;
-    auto interners = std::make_shared<cache::PodInterners>();
-    auto store = std::make_unique<cache::Store<cache::CompactPod>>();
+    auto interners = std::make_shared<model::PodInterners>();
+    auto store = std::make_unique<cache::Store<model::CompactPod>>();
     for (int i = 0; i < pods; ++i) {
       Result<codec::WatchEvent<model::Pod>> event = codec::DecodePodWatchEvent(PodEventLine(i));
       if (!event.ok()) {
         state.SkipWithError(event.status().ToString().c_str());
         return;
       }
-      store->Upsert(std::make_shared<const cache::CompactPod>(
-          cache::CompactPod::FromPod(event->object, *interners)));
+      store->Upsert(std::make_shared<const model::CompactPod>(
+          model::CompactPod::FromPod(event->object, *interners)));
     }
     malloc_trim(0);
     bytes_per_pod = static_cast<double>(mallinfo2().uordblks - before) / pods;
@@ -94,7 +94,7 @@ void BM_CompactPodCacheMemory(benchmark::State& state) {
   }
   state.counters["heap_bytes_per_pod"] = benchmark::Counter(bytes_per_pod);
   state.counters["sizeof_compact_pod"] =
-      benchmark::Counter(static_cast<double>(sizeof(cache::CompactPod)));
+      benchmark::Counter(static_cast<double>(sizeof(model::CompactPod)));
 }
 BENCHMARK(BM_CompactPodCacheMemory)->Arg(150000)->Iterations(1)->Unit(benchmark::kMillisecond);
 
@@ -206,9 +206,9 @@ void BM_CompactPodProject(benchmark::State& state) {
     state.SkipWithError(event.status().ToString().c_str());
     return;
   }
-  cache::PodInterners interners;
+  model::PodInterners interners;
   for (auto _ : state) {
-    cache::CompactPod compact = cache::CompactPod::FromPod(event->object, interners);
+    model::CompactPod compact = model::CompactPod::FromPod(event->object, interners);
     benchmark::DoNotOptimize(compact);
   }
 }
@@ -220,8 +220,8 @@ void BM_CompactPodToPod(benchmark::State& state) {
     state.SkipWithError(event.status().ToString().c_str());
     return;
   }
-  cache::PodInterners interners;
-  const cache::CompactPod compact = cache::CompactPod::FromPod(event->object, interners);
+  model::PodInterners interners;
+  const model::CompactPod compact = model::CompactPod::FromPod(event->object, interners);
   for (auto _ : state) {
     model::Pod pod = compact.ToPod();
     benchmark::DoNotOptimize(pod);

@@ -1,17 +1,20 @@
 // Benchmarks of the reconcile core (issue #2 §5): a full reconcile from no slices, a one-pod
 // readiness flip with slices in place, an unchanged resync of many Services, and dual-stack.
 // Run: build/release/bench/slicewright_bench; `--smoke` runs every case once at a tiny size.
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
+#include <random>
 #include <string>
 #include <vector>
 
 #include <benchmark/benchmark.h>
 
 #include "slicewright/base/allocator.h"
+#include "slicewright/model/compact_pod.h"
 #include "slicewright/model/core.h"
 #include "slicewright/model/discovery.h"
 #include "slicewright/reconcile/fingerprint.h"
@@ -86,17 +89,48 @@ Pod MakePod(const Service& service, std::int64_t i, bool dual_stack) {
   return pod;
 }
 
+// A Service, its pods and Nodes. The pods are kept in both forms: model::Pod, and the CompactPod
+// that the controllers' Pod cache holds, from which the EndpointSlice controller derives.
 struct Fixture {
   Service service;
   std::vector<Node> nodes = MakeNodes();
   std::vector<Pod> pods;
   std::vector<const Pod*> pod_ptrs;
+  model::PodInterners interners;
+  std::vector<model::CompactPod> compact_pods;
+  std::vector<const model::CompactPod*> compact_ptrs;
 
   Fixture(std::string name, std::int64_t count, bool dual_stack)
       : service(MakeService(std::move(name), dual_stack)) {
     pods.reserve(static_cast<std::size_t>(count));
     for (std::int64_t i = 0; i < count; ++i) pods.push_back(MakePod(service, i, dual_stack));
     for (const Pod& pod : pods) pod_ptrs.push_back(&pod);
+    compact_pods.reserve(pods.size());
+    for (const Pod& pod : pods) {
+      compact_ptrs.push_back(
+          &compact_pods.emplace_back(model::CompactPod::FromPod(pod, interners)));
+    }
+  }
+
+  // Sets pod `index`'s Ready condition, in both forms (the cache re-projects an updated pod).
+  void SetReady(std::size_t index, bool ready) {
+    pods[index].status.conditions[0].status = ready ? "True" : "False";
+    compact_pods[index] = model::CompactPod::FromPod(pods[index], interners);
+  }
+
+  // Deals the pods' IPs out again in a random order. The fixture's pods have their IPs in pod
+  // order, so endpoint order is pod order; in a cluster, where a Service's pods are listed by
+  // name and get their IPs from their Nodes' ranges, the two orders are unrelated.
+  void ShuffleIps() {
+    std::vector<std::string> ips;
+    for (const Pod& pod : pods) ips.push_back(pod.status.pod_ip);
+    std::mt19937 rng(42);
+    std::shuffle(ips.begin(), ips.end(), rng);
+    for (std::size_t i = 0; i < pods.size(); ++i) {
+      pods[i].status.pod_ip = ips[i];
+      pods[i].status.pod_ips = {ips[i]};
+      compact_pods[i] = model::CompactPod::FromPod(pods[i], interners);
+    }
   }
 
   const Node* FindNode(std::string_view name) const {
@@ -108,10 +142,19 @@ struct Fixture {
 
   // `slice_capacity`: as the controller derives them, cut into runs of maxEndpointsPerSlice (the
   // default, 100); 0 for one vector per group, which a caller can edit in place.
+  // From the compact pods, as the controller derives.
   reconcile::DesiredEndpoints Desired(std::size_t slice_capacity = kControllerSliceCapacity) const {
     auto lookup = [this](std::string_view name) { return FindNode(name); };
     reconcile::ServiceSourceOptions options;
     options.slice_capacity = slice_capacity;
+    return reconcile::DesiredFromService(service, compact_ptrs, lookup, options);
+  }
+
+  // From model::Pods, as `slicewright plan` and plugins that rewrite pods derive.
+  reconcile::DesiredEndpoints DesiredFromModelPods() const {
+    auto lookup = [this](std::string_view name) { return FindNode(name); };
+    reconcile::ServiceSourceOptions options;
+    options.slice_capacity = kControllerSliceCapacity;
     return reconcile::DesiredFromService(service, pod_ptrs, lookup, options);
   }
 };
@@ -136,7 +179,8 @@ void ReportPerEndpoint(benchmark::State& state, std::int64_t endpoints, std::int
   state.counters["allocs_per_endpoint"] = static_cast<double>(allocations) / total;
 }
 
-// Full reconcile of one Service with N ready pods and no slices: derive + plan.
+// Full reconcile of one Service with N ready pods and no slices: derive (from the compact pods
+// the controller's cache holds) + plan.
 void BM_FullReconcile(benchmark::State& state) {
   const Fixture fixture("web", Size(state), false);
   const reconcile::PlanOptions options;
@@ -149,6 +193,42 @@ void BM_FullReconcile(benchmark::State& state) {
 }
 BENCHMARK(BM_FullReconcile)
     ->Arg(100)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMicrosecond);
+
+// The same with endpoint order unrelated to pod order (Fixture::ShuffleIps): the endpoint pass
+// then reads the pods at random.
+void BM_FullReconcileShuffledIps(benchmark::State& state) {
+  Fixture fixture("web", Size(state), false);
+  fixture.ShuffleIps();
+  const reconcile::PlanOptions options;
+  const std::int64_t before = fakes::AllocationCount();
+  for (auto _ : state) {
+    reconcile::Plan plan = reconcile::PlanSlices(fixture.Desired(), {}, options);
+    benchmark::DoNotOptimize(plan.actions.data());
+  }
+  ReportPerEndpoint(state, Size(state), fakes::AllocationCount() - before);
+}
+BENCHMARK(BM_FullReconcileShuffledIps)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMicrosecond);
+
+// The same from model::Pods (each a ~600-byte object and about eight heap blocks).
+void BM_FullReconcileFromModelPods(benchmark::State& state) {
+  const Fixture fixture("web", Size(state), false);
+  const reconcile::PlanOptions options;
+  const std::int64_t before = fakes::AllocationCount();
+  for (auto _ : state) {
+    reconcile::Plan plan = reconcile::PlanSlices(fixture.DesiredFromModelPods(), {}, options);
+    benchmark::DoNotOptimize(plan.actions.data());
+  }
+  ReportPerEndpoint(state, Size(state), fakes::AllocationCount() - before);
+}
+BENCHMARK(BM_FullReconcileFromModelPods)
     ->Arg(1000)
     ->Arg(10000)
     ->Arg(100000)
@@ -177,10 +257,9 @@ void BM_OnePodReadinessFlip(benchmark::State& state) {
   std::size_t next = 0;
   const std::int64_t before = fakes::AllocationCount();
   for (auto _ : state) {
-    Pod& pod = fixture.pods[next];
-    pod.status.conditions[0].status = "False";
+    fixture.SetReady(next, false);
     reconcile::Plan plan = reconcile::PlanSlices(fixture.Desired(), slices, options);
-    pod.status.conditions[0].status = "True";
+    fixture.SetReady(next, true);
     next = (next + 97) % fixture.pods.size();
     if (plan.actions.size() != 1) {
       state.SkipWithError("a one-pod change must make exactly one write");

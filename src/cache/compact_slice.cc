@@ -6,12 +6,12 @@
 
 #include "slicewright/net/ip.h"
 
-#include "cache/compact_text.h"
+#include "model/compact_text.h"
 
 namespace slicewright::cache {
 namespace {
 
-using internal::HashCombine;
+using model::internal::HashCombine;
 
 constexpr std::string_view kPodKind = "Pod";
 
@@ -66,10 +66,11 @@ CompactEndpointSlice::CompactEndpoint CompactEndpointSlice::CompactOne(
   std::optional<net::IpAddress> address;
   if (endpoint.addresses.size() == 1) address = CanonicalIp(endpoint.addresses[0]);
   const std::optional<model::ObjectReference>& ref = endpoint.target_ref;
-  const bool ref_fits = !ref.has_value() ||
-                        (ref->kind == kPodKind && ref->namespace_ == slice_namespace &&
-                         ref->api_version.empty() && ref->resource_version.empty() &&
-                         ref->field_path.empty() && internal::ParseUuid(ref->uid, out.target_uid));
+  const bool ref_fits =
+      !ref.has_value() ||
+      (ref->kind == kPodKind && ref->namespace_ == slice_namespace && ref->api_version.empty() &&
+       ref->resource_version.empty() && ref->field_path.empty() &&
+       model::internal::ParseUuid(ref->uid, out.target_uid));
   if (!address.has_value() || !ref_fits || endpoint.hostname.has_value()) {
     out = CompactEndpoint{};
     out.whole = std::make_shared<const model::Endpoint>(endpoint);
@@ -127,7 +128,7 @@ model::Endpoint CompactEndpointSlice::Expand(const CompactEndpoint& compact) con
     ref.kind = std::string(kPodKind);
     ref.namespace_ = metadata.namespace_;
     ref.name = compact.target_name;
-    ref.uid = internal::FormatUuid(compact.target_uid);
+    ref.uid = model::internal::FormatUuid(compact.target_uid);
   }
   if ((compact.bits & kHasNodeName) != 0) endpoint.node_name = compact.node_name.get();
   if ((compact.bits & kHasZone) != 0) endpoint.zone = compact.zone.get();

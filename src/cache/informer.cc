@@ -96,14 +96,14 @@ Kind<model::EndpointSlice> EndpointSliceKind() {
                    codec::DecodeEndpointSliceWatchEvent);
 }
 
-Kind<CompactPod> CompactPodKind(const std::shared_ptr<PodInterners>& interners,
-                                std::vector<std::string> kept_annotations) {
+Kind<model::CompactPod> CompactPodKind(const std::shared_ptr<model::PodInterners>& interners,
+                                       std::vector<std::string> kept_annotations) {
   auto kept = std::make_shared<const std::vector<std::string>>(std::move(kept_annotations));
-  return ProjectedKind<model::Pod, CompactPod>(client::PodsResource(), codec::DecodePodList,
-                                               codec::DecodePodWatchEvent,
-                                               [interners, kept](const model::Pod& pod) {
-                                                 return CompactPod::FromPod(pod, *interners, *kept);
-                                               });
+  return ProjectedKind<model::Pod, model::CompactPod>(
+      client::PodsResource(), codec::DecodePodList, codec::DecodePodWatchEvent,
+      [interners, kept](const model::Pod& pod) {
+        return model::CompactPod::FromPod(pod, *interners, *kept);
+      });
 }
 
 Kind<CompactEndpointSlice> CompactEndpointSliceKind(
@@ -121,7 +121,7 @@ template class Informer<model::Node>;
 template class Informer<model::Namespace>;
 template class Informer<model::Endpoints>;
 template class Informer<model::EndpointSlice>;
-template class Informer<CompactPod>;
+template class Informer<model::CompactPod>;
 template class Informer<CompactEndpointSlice>;
 
 }  // namespace slicewright::cache

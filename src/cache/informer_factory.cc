@@ -9,7 +9,7 @@ namespace slicewright::cache {
 InformerFactory::InformerFactory(client::RestClient& client, ReflectorOptions defaults)
     : client_(client),
       defaults_(std::move(defaults)),
-      pod_interners_(std::make_shared<PodInterners>()),
+      pod_interners_(std::make_shared<model::PodInterners>()),
       slice_interners_(std::make_shared<SliceInterners>()) {}
 
 InformerFactory::~InformerFactory() { Stop(); }
@@ -45,9 +45,9 @@ Informer<T>& InformerFactory::GetOrCreate(const std::string& kind_name,
 Informer<model::Service>& InformerFactory::Services(const InformerFilter& filter) {
   return GetOrCreate<model::Service>("services", filter, ServiceKind);
 }
-Informer<CompactPod>& InformerFactory::Pods(const InformerFilter& filter) {
+Informer<model::CompactPod>& InformerFactory::Pods(const InformerFilter& filter) {
   // The multi-network controller reads Multus' network status; other annotations are dropped.
-  return GetOrCreate<CompactPod>("pods", filter, [this] {
+  return GetOrCreate<model::CompactPod>("pods", filter, [this] {
     return CompactPodKind(pod_interners_, {std::string(model::kAnnotationNetworkStatus)});
   });
 }

@@ -30,15 +30,32 @@ namespace {
 constexpr std::string_view kClusterIPNone = "None";
 constexpr std::string_view kRestartPolicyAlways = "Always";
 
+// What the Service source reads of a pod, for both forms it takes: a model::Pod, and the
+// model::CompactPod that the controllers' Pod caches keep (read in place, so a sync builds no
+// model::Pod). The overloads below are the only place the two forms differ.
+std::string_view PodName(const model::Pod& pod) { return pod.metadata.name; }
+std::string_view PodName(const model::CompactPod& pod) { return pod.name(); }
+std::string_view PodNamespace(const model::Pod& pod) { return pod.metadata.namespace_; }
+std::string_view PodNamespace(const model::CompactPod& pod) { return pod.namespace_(); }
+const std::string& PodNodeName(const model::Pod& pod) { return pod.spec.node_name; }
+const std::string& PodNodeName(const model::CompactPod& pod) { return pod.node_name(); }
+std::string_view PodHostname(const model::Pod& pod) { return pod.spec.hostname; }
+std::string_view PodHostname(const model::CompactPod& pod) { return pod.hostname(); }
+std::string_view PodSubdomain(const model::Pod& pod) { return pod.spec.subdomain; }
+std::string_view PodSubdomain(const model::CompactPod& pod) { return pod.subdomain(); }
+std::string PodUid(const model::Pod& pod) { return pod.metadata.uid; }
+std::string PodUid(const model::CompactPod& pod) { return pod.uid(); }
+
 bool IsReservedLabelKey(std::string_view key) {
   return key == model::kLabelServiceName || key == model::kLabelManagedBy ||
          key == model::kLabelHeadless;
 }
 
 // upstream ShouldSetHostname: any Service type, not only headless ones (spec §3.4).
-bool ShouldSetHostname(const model::Pod& pod, const model::Service& service) {
-  return !pod.spec.hostname.empty() && pod.spec.subdomain == service.metadata.name &&
-         service.metadata.namespace_ == pod.metadata.namespace_;
+template <typename PodT>
+bool ShouldSetHostname(const PodT& pod, const model::Service& service) {
+  return !PodHostname(pod).empty() && PodSubdomain(pod) == service.metadata.name &&
+         service.metadata.namespace_ == PodNamespace(pod);
 }
 
 // The zone of a found Node, nullptr when the node is missing or has no (or an empty) zone label.
@@ -62,9 +79,11 @@ struct PodState {
 PodState StateOf(const model::Pod& pod) {
   return PodState{model::IsPodReady(pod), pod.metadata.deletion_timestamp.has_value()};
 }
+PodState StateOf(const model::CompactPod& pod) { return PodState{pod.ready(), pod.terminating()}; }
 
 // Every field of podToEndpoint but the addresses (spec §3.4); `state` is StateOf(pod).
-void FillEndpoint(model::Endpoint& endpoint, const model::Pod& pod, PodState state,
+template <typename PodT>
+void FillEndpoint(model::Endpoint& endpoint, const PodT& pod, PodState state,
                   const model::Node* node, const model::Service& service) {
   // A terminating pod is never ready unless the Service publishes not-ready addresses.
   endpoint.conditions.ready =
@@ -73,18 +92,29 @@ void FillEndpoint(model::Endpoint& endpoint, const model::Pod& pod, PodState sta
   endpoint.conditions.terminating = state.terminating;
   model::ObjectReference& ref = endpoint.target_ref.emplace();
   ref.kind = "Pod";
-  ref.namespace_ = pod.metadata.namespace_;
-  ref.name = pod.metadata.name;
-  ref.uid = pod.metadata.uid;
-  if (!pod.spec.node_name.empty()) {
-    endpoint.node_name = pod.spec.node_name;
+  ref.namespace_ = PodNamespace(pod);
+  ref.name = PodName(pod);
+  ref.uid = PodUid(pod);
+  if (const std::string& node_name = PodNodeName(pod); !node_name.empty()) {
+    endpoint.node_name = node_name;
   }
   if (const std::string* zone = ZoneOf(node)) {
     endpoint.zone = *zone;
   }
   if (ShouldSetHostname(pod, service)) {
-    endpoint.hostname = pod.spec.hostname;
+    endpoint.hostname = std::string(PodHostname(pod));
   }
+}
+
+std::optional<std::int32_t> FindNamedPortIn(const std::vector<model::ContainerPort>& ports,
+                                            const model::ServicePort& port) {
+  for (const model::ContainerPort& container_port : ports) {
+    if (container_port.name == port.target_port.string_value &&
+        container_port.protocol == port.protocol) {
+      return container_port.container_port;
+    }
+  }
+  return std::nullopt;
 }
 
 std::optional<std::int32_t> FindNamedPort(const std::vector<model::Container>& containers,
@@ -93,14 +123,24 @@ std::optional<std::int32_t> FindNamedPort(const std::vector<model::Container>& c
     if (sidecars_only && container.restart_policy != kRestartPolicyAlways) {
       continue;
     }
-    for (const model::ContainerPort& container_port : container.ports) {
-      if (container_port.name == port.target_port.string_value &&
-          container_port.protocol == port.protocol) {
-        return container_port.container_port;
-      }
+    if (auto found = FindNamedPortIn(container.ports, port)) {
+      return found;
     }
   }
   return std::nullopt;
+}
+
+using ::slicewright::reconcile::FindPort;
+
+// FindPort on a compact pod, whose ports are already split into regular and sidecar ones.
+std::optional<std::int32_t> FindPort(const model::CompactPod& pod, const model::ServicePort& port) {
+  if (!port.target_port.is_string) {
+    return port.target_port.int_value;
+  }
+  if (auto found = FindNamedPortIn(pod.ports().regular, port)) {
+    return found;
+  }
+  return FindNamedPortIn(pod.ports().sidecar, port);
 }
 
 model::EndpointPort MakeEndpointPort(const model::ServicePort& port, std::int32_t number) {
@@ -175,10 +215,11 @@ class PortSets final {
                          [](const model::ServicePort& p) { return p.target_port.is_string; });
   }
 
-  std::size_t KeyFor(const model::Pod& pod) {
+  template <typename PodT>
+  std::size_t KeyFor(const PodT& pod) {
     if (!named_) {
       if (!fixed_key_) {
-        fixed_key_ = KeyIndexFor(EndpointPortsForPod(service_, pod));
+        fixed_key_ = KeyIndexFor(EndpointPortsForPod(service_, model::Pod()));
       }
       return *fixed_key_;
     }
@@ -282,8 +323,9 @@ class NodeMemo {
 };
 
 // A pod that will be published in at least one address type.
+template <typename PodT>
 struct PodRecord {
-  const model::Pod* pod;
+  const PodT* pod;
   const model::Node* node;
   std::uint32_t ip_begin;
   std::uint32_t ip_end;
@@ -320,15 +362,16 @@ void PackPrefix(std::string_view text, std::uint64_t& hi, std::uint64_t& lo) {
 
 // Compares the identities (spec §3.7) of two records within one family without building
 // endpoints: the sort runs before any endpoint exists.
+template <typename PodT>
 class IdentityComparer final {
  public:
-  IdentityComparer(const model::Service& service, const std::vector<PodRecord>& records,
+  IdentityComparer(const model::Service& service, const std::vector<PodRecord<PodT>>& records,
                    const std::vector<PodIp>& ips)
       : service_(service), records_(records), ips_(ips) {}
 
   // The smallest address of `ipv6`'s family of a record; nullptr when it has none.
   const std::string* SmallestAddress(std::uint32_t record, bool ipv6) const {
-    const PodRecord& r = records_[record];
+    const PodRecord<PodT>& r = records_[record];
     const std::string* best = nullptr;
     for (std::uint32_t i = r.ip_begin; i < r.ip_end; ++i) {
       if (ips_[i].ipv6 != ipv6) {
@@ -345,26 +388,26 @@ class IdentityComparer final {
     if (int c = CompareAddresses(records_[a], records_[b], ipv6)) {
       return c;
     }
-    const model::Pod& pa = *records_[a].pod;
-    const model::Pod& pb = *records_[b].pod;
+    const PodT& pa = *records_[a].pod;
+    const PodT& pb = *records_[b].pod;
     if (int c = CompareStrings(HostnameFor(pa), HostnameFor(pb))) {
       return c;
     }
-    if (int c = CompareStrings(pa.metadata.namespace_, pb.metadata.namespace_)) {
+    if (int c = CompareStrings(PodNamespace(pa), PodNamespace(pb))) {
       return c;
     }
-    return CompareStrings(pa.metadata.name, pb.metadata.name);
+    return CompareStrings(PodName(pa), PodName(pb));
   }
 
  private:
-  std::string_view HostnameFor(const model::Pod& pod) const {
+  std::string_view HostnameFor(const PodT& pod) const {
     if (!ShouldSetHostname(pod, service_)) {
       return {};
     }
-    return pod.spec.hostname;
+    return PodHostname(pod);
   }
 
-  int CompareAddresses(const PodRecord& a, const PodRecord& b, bool ipv6) const {
+  int CompareAddresses(const PodRecord<PodT>& a, const PodRecord<PodT>& b, bool ipv6) const {
     const std::string* single_a = nullptr;
     const std::string* single_b = nullptr;
     std::uint32_t count_a = 0;
@@ -401,13 +444,14 @@ class IdentityComparer final {
   }
 
   const model::Service& service_;
-  const std::vector<PodRecord>& records_;
+  const std::vector<PodRecord<PodT>>& records_;
   const std::vector<PodIp>& ips_;
 };
 
 // Sorts one group's records by identity (ties by pod order) and keeps only the last pod of each
 // identity: a later pod replaces an earlier one (spec §3.7).
-void OrderGroup(std::vector<SortRecord>& sort, bool ipv6, const IdentityComparer& identity) {
+template <typename PodT>
+void OrderGroup(std::vector<SortRecord>& sort, bool ipv6, const IdentityComparer<PodT>& identity) {
   const auto same_prefix = [](const SortRecord& x, const SortRecord& y) {
     return x.hi == y.hi && x.lo == y.lo;
   };
@@ -438,17 +482,27 @@ void OrderGroup(std::vector<SortRecord>& sort, bool ipv6, const IdentityComparer
 
 namespace internal {
 
-Diagnostic NodeNotFoundDiagnostic(const model::Service& service, const model::Pod& pod) {
+Diagnostic NodeNotFoundDiagnostic(const model::Service& service, std::string_view pod_name,
+                                  std::string_view node_name) {
   return Diagnostic{Diagnostic::Severity::kWarning, std::string(kReasonNodeNotFound),
-                    "skipping Pod " + pod.metadata.name + " for Service " +
-                        model::NamespacedName(service.metadata) + ": Node " + pod.spec.node_name +
-                        " Not Found",
+                    "skipping Pod " + std::string(pod_name) + " for Service " +
+                        model::NamespacedName(service.metadata) + ": Node " +
+                        std::string(node_name) + " Not Found",
                     /*retry=*/true};
 }
 
-std::string InvalidPodIpDetail(const model::Pod& pod, std::size_t index, const std::string& text) {
-  return "pods/" + pod.metadata.namespace_ + "/" + pod.metadata.name + ": .status.podIPs[" +
+Diagnostic NodeNotFoundDiagnostic(const model::Service& service, const model::Pod& pod) {
+  return NodeNotFoundDiagnostic(service, pod.metadata.name, pod.spec.node_name);
+}
+
+std::string InvalidPodIpDetail(std::string_view pod_namespace, std::string_view pod_name,
+                               std::size_t index, const std::string& text) {
+  return "pods/" + std::string(pod_namespace) + "/" + std::string(pod_name) + ": .status.podIPs[" +
          std::to_string(index) + "].ip: \"" + text.substr(0, 64) + "\" is not an IP address";
+}
+
+std::string InvalidPodIpDetail(const model::Pod& pod, std::size_t index, const std::string& text) {
+  return InvalidPodIpDetail(pod.metadata.namespace_, pod.metadata.name, index, text);
 }
 
 Diagnostic InvalidPodIpsDiagnostic(const model::Service& service, std::int64_t count,
@@ -605,9 +659,75 @@ SliceLabels SetEndpointSliceLabels(const model::StringMap& slice_labels,
   return result;
 }
 
-DesiredEndpoints DesiredFromService(const model::Service& service,
-                                    std::span<const model::Pod* const> pods,
-                                    const NodeLookup& nodes, const ServiceSourceOptions& options) {
+namespace {
+
+// Whether a pod has an endpoint at all (ShouldPodBeInEndpoints with include_terminating = true).
+bool InEndpoints(const model::Pod& pod) {
+  return ShouldPodBeInEndpoints(pod, /*include_terminating=*/true);
+}
+bool InEndpoints(const model::CompactPod& pod) {
+  return pod.phase() != "Failed" && pod.phase() != "Succeeded" && pod.has_pod_ip();
+}
+
+// Calls on_text(index, text) for each podIPs text to parse, or on_parsed(address) for each address
+// already parsed (a compact pod's usual form).
+template <typename OnText, typename OnParsed>
+void ForEachPodIp(const model::Pod& pod, const OnText& on_text, const OnParsed& /*on_parsed*/) {
+  for (std::size_t i = 0; i < pod.status.pod_ips.size(); ++i) {
+    on_text(i, pod.status.pod_ips[i]);
+  }
+}
+template <typename OnText, typename OnParsed>
+void ForEachPodIp(const model::CompactPod& pod, const OnText& on_text, const OnParsed& on_parsed) {
+  for (std::size_t i = 0; i < pod.parsed_pod_ip_count(); ++i) {
+    on_parsed(pod.parsed_pod_ip(i));
+  }
+  const std::span<const std::string> texts = pod.text_pod_ips();
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    on_text(i, texts[i]);
+  }
+}
+
+// Software prefetches for the pod passes. Pass 1 walks the pods in the caller's order and pass 3
+// in endpoint order; at 100k pods neither fits in cache, and each pod's fields are spread over
+// several cache lines and heap blocks that the hardware prefetcher cannot guess. `Far` is issued
+// kPrefetchDistance pods ahead, `Near` half as far, when the lines Far fetched hold the pointers it
+// follows.
+constexpr std::size_t kPrefetchDistance = 16;
+
+void PrefetchFarForPass1(const model::Pod& pod) {
+  __builtin_prefetch(&pod.metadata.deletion_timestamp);
+  __builtin_prefetch(&pod.spec.node_name);
+  __builtin_prefetch(&pod.status.phase);
+  __builtin_prefetch(&pod.status.conditions);
+}
+void PrefetchNearForPass1(const model::Pod& pod) {
+  __builtin_prefetch(pod.status.pod_ips.data());
+  __builtin_prefetch(pod.status.conditions.data());
+}
+void PrefetchFarForPass3(const model::Pod& pod) {
+  __builtin_prefetch(&pod.metadata.name);
+  __builtin_prefetch(&pod.metadata.uid);
+  __builtin_prefetch(&pod.spec.node_name);
+  __builtin_prefetch(&pod.spec.hostname);
+}
+void PrefetchNearForPass3(const model::Pod& pod) { __builtin_prefetch(pod.metadata.uid.data()); }
+
+// A compact pod is 168 bytes in place; what it points to is shared by many pods.
+void PrefetchCompactPod(const model::CompactPod& pod) {
+  const auto* bytes = reinterpret_cast<const char*>(&pod);
+  for (std::size_t offset = 0; offset < sizeof(model::CompactPod); offset += 64) {
+    __builtin_prefetch(bytes + offset);
+  }
+}
+void PrefetchFarForPass1(const model::CompactPod& pod) { PrefetchCompactPod(pod); }
+void PrefetchNearForPass1(const model::CompactPod& /*pod*/) {}
+void PrefetchFarForPass3(const model::CompactPod& pod) { PrefetchCompactPod(pod); }
+void PrefetchNearForPass3(const model::CompactPod& /*pod*/) {}
+
+template <typename PodT>
+DesiredEndpoints DeriveFromPods(const model::Service& service, std::span<const PodT* const> pods,
+                                const NodeLookup& nodes, const ServiceSourceOptions& options) {
   DesiredEndpoints desired;
   desired.owner.api_version = "v1";
   desired.owner.kind = "Service";
@@ -633,47 +753,65 @@ DesiredEndpoints DesiredFromService(const model::Service& service,
   // Pass 1: filter pods, resolve port sets and nodes, parse IPs once per pod.
   PortSets port_sets(service);
   NodeMemo node_memo(nodes);
-  std::vector<PodRecord> records;
+  std::vector<PodRecord<PodT>> records;
   records.reserve(pods.size());
   std::vector<PodIp> ips;
   ips.reserve(pods.size() * (serve_ipv4 && serve_ipv6 ? 2 : 1));
   std::int64_t invalid_ips = 0;
   std::string first_invalid;  // names the first offender, so the Event says where to look
-  for (const model::Pod* pod : pods) {
-    if (!ShouldPodBeInEndpoints(*pod, /*include_terminating=*/true)) {
+  for (std::size_t p = 0; p < pods.size(); ++p) {
+    if (p + kPrefetchDistance < pods.size()) {
+      PrefetchFarForPass1(*pods[p + kPrefetchDistance]);
+    }
+    if (p + kPrefetchDistance / 2 < pods.size()) {
+      PrefetchNearForPass1(*pods[p + kPrefetchDistance / 2]);
+    }
+    const PodT* pod = pods[p];
+    if (!InEndpoints(*pod)) {
       continue;
     }
     // The group exists from here on, even if the pod is skipped below (spec §3.6).
     const std::size_t key_index = port_sets.KeyFor(*pod);
-    const model::Node* node =
-        pod->spec.node_name.empty() ? nullptr : node_memo.Find(pod->spec.node_name);
+    const std::string& node_name = PodNodeName(*pod);
+    const model::Node* node = node_name.empty() ? nullptr : node_memo.Find(node_name);
     if (node == nullptr && !service.spec.publish_not_ready_addresses) {
-      desired.diagnostics.push_back(internal::NodeNotFoundDiagnostic(service, *pod));
+      desired.diagnostics.push_back(
+          internal::NodeNotFoundDiagnostic(service, PodName(*pod), node_name));
       continue;
     }
     const auto ip_begin = static_cast<std::uint32_t>(ips.size());
-    for (std::size_t i = 0; i < pod->status.pod_ips.size(); ++i) {
-      const std::string& text = pod->status.pod_ips[i];
-      std::optional<net::IpAddress> parsed = net::ParseIpSloppy(text);
-      if (!parsed) {
-        if (invalid_ips++ == 0) {  // decision §15.4: skipped and reported once per sync
-          first_invalid = internal::InvalidPodIpDetail(*pod, i, text);
-        }
-        continue;
-      }
-      const bool ipv6 = parsed->family == net::IpFamily::kIPv6;
-      if (ipv6 ? !serve_ipv6 : !serve_ipv4) {
-        continue;
-      }
-      ips.push_back(
-          PodIp{ipv6, !ipv6 && IsCanonicalIpv4Text(text) ? text : net::FormatIp(*parsed)});
-    }
+    const auto serves = [&](const net::IpAddress& address) {
+      return address.family == net::IpFamily::kIPv6 ? serve_ipv6 : serve_ipv4;
+    };
+    ForEachPodIp(
+        *pod,
+        [&](std::size_t i, const std::string& text) {
+          std::optional<net::IpAddress> parsed = net::ParseIpSloppy(text);
+          if (!parsed) {
+            if (invalid_ips++ == 0) {  // decision §15.4: skipped and reported once per sync
+              first_invalid =
+                  internal::InvalidPodIpDetail(PodNamespace(*pod), PodName(*pod), i, text);
+            }
+            return;
+          }
+          if (!serves(*parsed)) {
+            return;
+          }
+          const bool ipv6 = parsed->family == net::IpFamily::kIPv6;
+          ips.push_back(
+              PodIp{ipv6, !ipv6 && IsCanonicalIpv4Text(text) ? text : net::FormatIp(*parsed)});
+        },
+        [&](const net::IpAddress& address) {
+          if (serves(address)) {
+            ips.push_back(PodIp{address.family == net::IpFamily::kIPv6, net::FormatIp(address)});
+          }
+        });
     const auto ip_end = static_cast<std::uint32_t>(ips.size());
     if (ip_end == ip_begin) {
       continue;  // no address in any served family: no endpoint
     }
-    records.push_back(PodRecord{pod, node, ip_begin, ip_end, static_cast<std::uint32_t>(key_index),
-                                StateOf(*pod)});
+    records.push_back(PodRecord<PodT>{pod, node, ip_begin, ip_end,
+                                      static_cast<std::uint32_t>(key_index), StateOf(*pod)});
   }
   if (invalid_ips > 0) {
     desired.diagnostics.push_back(
@@ -691,7 +829,7 @@ DesiredEndpoints DesiredFromService(const model::Service& service,
   for (std::size_t t = 0; t < type_count; ++t) {
     type_is_ipv6[t] = desired.address_types[t] == model::kAddressTypeIPv6;
   }
-  const IdentityComparer identity(service, records, ips);
+  const IdentityComparer<PodT> identity(service, records, ips);
   std::vector<std::vector<SortRecord>> buckets(keys.size() * type_count);
   if (keys.size() == 1) {
     for (auto& bucket : buckets) {
@@ -751,8 +889,23 @@ DesiredEndpoints DesiredFromService(const model::Service& service,
     const bool ipv6 = type_is_ipv6[t];
     EndpointGroup& group = desired.groups[group_of[b]];
     std::size_t position = 0;
-    for (const SortRecord& sorted : buckets[b]) {
-      const PodRecord& record = records[sorted.record];
+    const std::vector<SortRecord>& bucket = buckets[b];
+    for (std::size_t i = 0; i < bucket.size(); ++i) {
+      // Sorted order visits the records, their IPs and their pods at random: each is fetched
+      // ahead in its own stage, since each address comes from the one before.
+      if (i + 2 * kPrefetchDistance < bucket.size()) {
+        __builtin_prefetch(&records[bucket[i + 2 * kPrefetchDistance].record]);
+      }
+      if (i + kPrefetchDistance < bucket.size()) {
+        const PodRecord<PodT>& ahead = records[bucket[i + kPrefetchDistance].record];
+        __builtin_prefetch(&ips[ahead.ip_begin]);
+        PrefetchFarForPass3(*ahead.pod);
+      }
+      if (i + kPrefetchDistance / 2 < bucket.size()) {
+        PrefetchNearForPass3(*records[bucket[i + kPrefetchDistance / 2].record].pod);
+      }
+      const SortRecord& sorted = bucket[i];
+      const PodRecord<PodT>& record = records[sorted.record];
       model::Endpoint& endpoint = capacity == 0 ? group.endpoints.emplace_back()
                                                 : group.runs[position / capacity].emplace_back();
       ++position;
@@ -771,6 +924,20 @@ DesiredEndpoints DesiredFromService(const model::Service& service,
     }
   }
   return desired;
+}
+
+}  // namespace
+
+DesiredEndpoints DesiredFromService(const model::Service& service,
+                                    std::span<const model::Pod* const> pods,
+                                    const NodeLookup& nodes, const ServiceSourceOptions& options) {
+  return DeriveFromPods(service, pods, nodes, options);
+}
+
+DesiredEndpoints DesiredFromService(const model::Service& service,
+                                    std::span<const model::CompactPod* const> pods,
+                                    const NodeLookup& nodes, const ServiceSourceOptions& options) {
+  return DeriveFromPods(service, pods, nodes, options);
 }
 
 }  // namespace slicewright::reconcile

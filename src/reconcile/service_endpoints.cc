@@ -53,7 +53,8 @@ ServiceEndpointsBuilder::ServiceEndpointsBuilder(const model::Service& service,
     : service_(service), options_(options) {
   // The fields DesiredFromService fills besides groups and diagnostics, from the same code.
   desired_ = DesiredFromService(
-      service_, {}, [](std::string_view) -> const model::Node* { return nullptr; }, options_);
+      service_, std::span<const model::Pod* const>(),
+      [](std::string_view) -> const model::Node* { return nullptr; }, options_);
   type_count_ = std::min(desired_.address_types.size(), kMaxTypes);
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "slicewright/model/meta.h"
 
@@ -29,6 +30,27 @@ model::Time Earliest(model::Time current, model::Time candidate) {
 model::Time TriggerTimeTracker::ComputeEndpointLastChangeTriggerTime(
     std::string_view namespace_, const model::Service& service,
     std::span<const model::Pod* const> pods) {
+  std::vector<PodTime> times;
+  times.reserve(pods.size());
+  for (const model::Pod* pod : pods) {
+    times.push_back(PodTime{pod->metadata.name, PodTriggerTime(*pod)});
+  }
+  return Compute(namespace_, service, times);
+}
+
+model::Time TriggerTimeTracker::ComputeEndpointLastChangeTriggerTime(
+    std::string_view namespace_, const model::Service& service,
+    std::span<const model::CompactPod* const> pods) {
+  std::vector<PodTime> times;
+  times.reserve(pods.size());
+  for (const model::CompactPod* pod : pods) {
+    times.push_back(PodTime{pod->name(), pod->ready_transition_time().value_or(model::Time{})});
+  }
+  return Compute(namespace_, service, times);
+}
+
+model::Time TriggerTimeTracker::Compute(std::string_view namespace_, const model::Service& service,
+                                        std::span<const PodTime> pods) {
   const std::string key = model::NamespacedName(namespace_, service.metadata.name);
   // Only the map needs the lock: calls for one key never overlap, so the state is taken out,
   // worked on without the lock, and put back.
@@ -46,13 +68,13 @@ model::Time TriggerTimeTracker::ComputeEndpointLastChangeTriggerTime(
   ServiceState current;
   current.pod_times.reserve(pods.size());
   model::Time earliest_change;
-  for (const model::Pod* pod : pods) {
-    const model::Time pod_time = PodTriggerTime(*pod);
+  for (const PodTime& pod : pods) {
+    const model::Time pod_time = pod.time;
     if (pod_time.IsZero()) {
       continue;
     }
-    current.pod_times.insert_or_assign(pod->metadata.name, pod_time);
-    auto last = previous.pod_times.find(pod->metadata.name);
+    const auto stored = current.pod_times.insert_or_assign(std::string(pod.name), pod_time).first;
+    auto last = previous.pod_times.find(stored->first);
     const model::Time last_time = last == previous.pod_times.end() ? model::Time{} : last->second;
     if (pod_time > last_time) {
       earliest_change = Earliest(earliest_change, pod_time);

@@ -466,10 +466,11 @@ TEST_F(InformerTest, CompactPodCache) {
         PodJson("web-" + std::to_string(i), "node-" + std::to_string(i % 3), "10.0.0.1"));
     ASSERT_TRUE(created.ok()) << created.status().ToString();
   }
-  auto interners = std::make_shared<PodInterners>();
-  Informer<CompactPod> informer(*client_, CompactPodKind(interners), FastOptions());
-  informer.AddIndex(
-      "node", [](const CompactPod& pod) -> std::vector<std::string> { return {pod.node_name()}; });
+  auto interners = std::make_shared<model::PodInterners>();
+  Informer<model::CompactPod> informer(*client_, CompactPodKind(interners), FastOptions());
+  informer.AddIndex("node", [](const model::CompactPod& pod) -> std::vector<std::string> {
+    return {pod.node_name()};
+  });
   informer.Start();
   ASSERT_TRUE(informer.WaitForSync(10s));
   EXPECT_EQ(informer.store().size(), 20U);
@@ -525,7 +526,7 @@ TEST_F(InformerTest, FactorySharesInformers) {
   EXPECT_EQ(all.store().size(), 2U);
   EXPECT_EQ(custom.store().size(), 1U);
 
-  Informer<CompactPod>& pods = factory.Pods();  // created after Start()
+  Informer<model::CompactPod>& pods = factory.Pods();  // created after Start()
   ASSERT_TRUE(pods.WaitForSync(10s));
   EXPECT_TRUE(factory.WaitForCacheSync(10s));
 

@@ -1,18 +1,17 @@
 #include "fakes/allocation_counter.h"
 
-#include <atomic>
 #include <cstdlib>
 #include <new>
 
 namespace {
 
-std::atomic<std::int64_t> g_allocations{0};
+thread_local std::int64_t t_allocations = 0;
 
 // The whole non-aligned family is replaced so that every new pairs with our delete (a sanitizer
 // runtime would otherwise supply the nothrow and array forms). Out of line: once inlined, g++ -O1
 // misreads free() of operator-new memory as a mismatch.
 [[gnu::noinline]] void* CountedAllocate(std::size_t size) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  ++t_allocations;
   void* memory = std::malloc(size == 0 ? 1 : size);
   if (memory == nullptr) {
     std::abort();  // tests and benchmarks only; our code throws nothing
@@ -24,7 +23,7 @@ std::atomic<std::int64_t> g_allocations{0};
 }  // namespace
 
 namespace slicewright::fakes {
-std::int64_t AllocationCount() { return g_allocations.load(std::memory_order_relaxed); }
+std::int64_t AllocationCount() { return t_allocations; }
 }  // namespace slicewright::fakes
 
 void* operator new(std::size_t size) { return CountedAllocate(size); }

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "slicewright/model/compact_pod.h"
 #include "slicewright/model/core.h"
 #include "slicewright/model/discovery.h"
 #include "slicewright/model/well_known.h"
@@ -94,11 +95,42 @@ std::vector<const model::Pod*> Pointers(const std::vector<model::Pod>& pods) {
   return pointers;
 }
 
+// The compact form the controllers' Pod caches keep `pods` in derives exactly `want`, read in
+// place (DesiredFromService's CompactPod overload).
+void ExpectSameFromCompactPods(const model::Service& service, const std::vector<model::Pod>& pods,
+                               const Nodes& nodes, const ServiceSourceOptions& options,
+                               const DesiredEndpoints& want) {
+  model::PodInterners interners;
+  std::vector<model::CompactPod> compact;
+  compact.reserve(pods.size());
+  std::vector<const model::CompactPod*> pointers;
+  for (const model::Pod& pod : pods) {
+    pointers.push_back(&compact.emplace_back(model::CompactPod::FromPod(pod, interners)));
+  }
+  const DesiredEndpoints got = DesiredFromService(service, pointers, nodes, options);
+  EXPECT_EQ(got.owner, want.owner);
+  EXPECT_EQ(got.address_types, want.address_types);
+  EXPECT_EQ(got.labels, want.labels);
+  EXPECT_EQ(got.diagnostics, want.diagnostics);
+  ASSERT_EQ(got.groups.size(), want.groups.size());
+  for (std::size_t g = 0; g < want.groups.size(); ++g) {
+    SCOPED_TRACE("compact pods, group " + std::to_string(g));
+    EXPECT_EQ(got.groups[g].address_type, want.groups[g].address_type);
+    EXPECT_EQ(got.groups[g].ports, want.groups[g].ports);
+    EXPECT_EQ(got.groups[g].endpoints, want.groups[g].endpoints);
+    EXPECT_EQ(got.groups[g].runs, want.groups[g].runs);
+    EXPECT_EQ(got.groups[g].sorted_unique, want.groups[g].sorted_unique);
+  }
+}
+
+// DesiredFromService over `pods`, checking on the way that their compact form derives the same.
 DesiredEndpoints Derive(const model::Service& service, const std::vector<model::Pod>& pods,
                         const Nodes& nodes = DefaultNodes(),
                         const ServiceSourceOptions& options = {}) {
   const std::vector<const model::Pod*> pointers = Pointers(pods);
-  return DesiredFromService(service, pointers, nodes, options);
+  DesiredEndpoints desired = DesiredFromService(service, pointers, nodes, options);
+  ExpectSameFromCompactPods(service, pods, nodes, options, desired);
+  return desired;
 }
 
 model::EndpointPort Port(std::string name, int number, std::string protocol = "TCP") {
@@ -1000,9 +1032,25 @@ TEST(PodSourceTest, MatchesReferenceOnRandomInputs) {
       if (pick(2) == 0) {
         pod.spec.containers = {ContainerWithPorts({ContainerPort("http", 8080 + pick(3))})};
       }
+      if (pick(4) == 0) {  // the port only on a sidecar (a restartable init container)
+        model::Container sidecar = ContainerWithPorts({ContainerPort("http", 9090 + pick(2))});
+        sidecar.restart_policy = "Always";
+        pod.spec.init_containers = {sidecar};
+      }
+      if (pick(2) == 0) {  // a UUID, which a compact pod keeps in binary
+        pod.metadata.uid = "5b0c7a8e-3d2f-4e61-b7a9-1c2d3e4f" + std::to_string(1000 + pick(9000));
+      }
+      if (pick(10) == 0) {
+        pod.status.phase = std::vector<std::string>{"Failed", "Pending", "", "Odd"}[pick(4)];
+      }
       pods.push_back(std::move(pod));
     }
     const DesiredEndpoints desired = Derive(service, pods, nodes);
+    ServiceSourceOptions cut;
+    cut.slice_capacity = 1 + rng() % 7;
+    const std::vector<const model::Pod*> pointers = Pointers(pods);
+    ExpectSameFromCompactPods(service, pods, nodes, cut,
+                              DesiredFromService(service, pointers, nodes, cut));
     const std::vector<EndpointGroup> want = ReferenceGroups(service, pods, nodes);
     ASSERT_EQ(desired.groups.size(), want.size());
     for (std::size_t g = 0; g < want.size(); ++g) {

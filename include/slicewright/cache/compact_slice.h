@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "slicewright/cache/interned.h"
 #include "slicewright/model/discovery.h"
+#include "slicewright/model/interned.h"
 #include "slicewright/model/meta.h"
 
 namespace slicewright::cache {
@@ -27,10 +27,10 @@ struct EndpointHintsHash {
 
 // The pools one EndpointSlice cache interns into. Thread-safe.
 struct SliceInterners {
-  Interner<std::string> node_names;
-  Interner<std::string> zones;
-  Interner<model::EndpointHints, EndpointHintsHash> hints;
-  Interner<std::vector<model::EndpointPort>, EndpointPortsHash> ports;
+  model::Interner<std::string> node_names;
+  model::Interner<std::string> zones;
+  model::Interner<model::EndpointHints, EndpointHintsHash> hints;
+  model::Interner<std::vector<model::EndpointPort>, EndpointPortsHash> ports;
 };
 
 class CompactEndpointSlice final {
@@ -70,9 +70,9 @@ class CompactEndpointSlice final {
     std::string target_name;                    // targetRef.name
     std::array<std::uint8_t, 16> address{};     // addresses[0]
     std::array<std::uint8_t, 16> target_uid{};  // targetRef.uid
-    Interned<std::string> node_name;
-    Interned<std::string> zone;
-    Interned<model::EndpointHints> hints;
+    model::Interned<std::string> node_name;
+    model::Interned<std::string> zone;
+    model::Interned<model::EndpointHints> hints;
     std::shared_ptr<const model::Endpoint> whole;  // set when the endpoint has no compact form
     std::uint16_t bits = 0;
     friend bool operator==(const CompactEndpoint& a, const CompactEndpoint& b) {
@@ -89,7 +89,7 @@ class CompactEndpointSlice final {
   model::Endpoint Expand(const CompactEndpoint& endpoint) const;
 
   std::string address_type_;
-  Interned<std::vector<model::EndpointPort>> ports_;
+  model::Interned<std::vector<model::EndpointPort>> ports_;
   std::vector<CompactEndpoint> endpoints_;
 };
 

@@ -19,12 +19,12 @@
 #include "slicewright/base/clock.h"
 #include "slicewright/base/log.h"
 #include "slicewright/base/result.h"
-#include "slicewright/cache/compact_pod.h"
 #include "slicewright/cache/compact_slice.h"
 #include "slicewright/cache/reflector.h"
 #include "slicewright/cache/store.h"
 #include "slicewright/client/rest_client.h"
 #include "slicewright/codec/json.h"
+#include "slicewright/model/compact_pod.h"
 #include "slicewright/model/core.h"
 #include "slicewright/model/discovery.h"
 
@@ -55,8 +55,8 @@ Kind<model::Namespace> NamespaceKind();
 Kind<model::Endpoints> EndpointsKind();
 Kind<model::EndpointSlice> EndpointSliceKind();
 // Pods as CompactPod, interned into `interners` (shared by the informer and its readers).
-Kind<CompactPod> CompactPodKind(const std::shared_ptr<PodInterners>& interners,
-                                std::vector<std::string> kept_annotations = {});
+Kind<model::CompactPod> CompactPodKind(const std::shared_ptr<model::PodInterners>& interners,
+                                       std::vector<std::string> kept_annotations = {});
 // EndpointSlices as CompactEndpointSlice, interned into `interners`.
 Kind<CompactEndpointSlice> CompactEndpointSliceKind(
     const std::shared_ptr<SliceInterners>& interners);
@@ -273,7 +273,7 @@ extern template class Informer<model::Node>;
 extern template class Informer<model::Namespace>;
 extern template class Informer<model::Endpoints>;
 extern template class Informer<model::EndpointSlice>;
-extern template class Informer<CompactPod>;
+extern template class Informer<model::CompactPod>;
 extern template class Informer<CompactEndpointSlice>;
 
 }  // namespace slicewright::cache

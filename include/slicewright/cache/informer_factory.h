@@ -34,7 +34,7 @@ class InformerFactory final {
   ~InformerFactory();
 
   Informer<model::Service>& Services(const InformerFilter& filter = {});
-  Informer<CompactPod>& Pods(const InformerFilter& filter = {});
+  Informer<model::CompactPod>& Pods(const InformerFilter& filter = {});
   Informer<model::Node>& Nodes(const InformerFilter& filter = {});
   Informer<model::Namespace>& Namespaces(const InformerFilter& filter = {});
   Informer<model::Endpoints>& Endpoints(const InformerFilter& filter = {});
@@ -42,7 +42,7 @@ class InformerFactory final {
   Informer<CompactEndpointSlice>& EndpointSlices(const InformerFilter& filter = {});
 
   // The pools every CompactPod of Pods() is interned into.
-  const std::shared_ptr<PodInterners>& pod_interners() const { return pod_interners_; }
+  const std::shared_ptr<model::PodInterners>& pod_interners() const { return pod_interners_; }
   // The pools every CompactEndpointSlice of EndpointSlices() is interned into.
   const std::shared_ptr<SliceInterners>& slice_interners() const { return slice_interners_; }
 
@@ -66,7 +66,7 @@ class InformerFactory final {
 
   client::RestClient& client_;
   const ReflectorOptions defaults_;
-  const std::shared_ptr<PodInterners> pod_interners_;
+  const std::shared_ptr<model::PodInterners> pod_interners_;
   const std::shared_ptr<SliceInterners> slice_interners_;
   std::mutex mu_;
   std::map<std::string, Entry> entries_;  // guarded by mu_; key: kind + filter

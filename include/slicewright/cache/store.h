@@ -16,13 +16,13 @@
 #include <vector>
 
 #include "slicewright/base/check.h"
-#include "slicewright/cache/compact_pod.h"
+#include "slicewright/model/compact_pod.h"
 #include "slicewright/model/meta.h"
 
 namespace slicewright::cache {
 
 // How the cache reads an object's identity. Model types read their ObjectMeta; other cached types
-// (CompactPod) specialise it.
+// (model::CompactPod) specialise it.
 template <typename T>
 struct ObjectAccess {
   static const std::string& Name(const T& object) { return object.metadata.name; }
@@ -32,11 +32,13 @@ struct ObjectAccess {
 };
 
 template <>
-struct ObjectAccess<CompactPod> {
-  static const std::string& Name(const CompactPod& pod) { return pod.name(); }
-  static const std::string& Namespace(const CompactPod& pod) { return pod.namespace_(); }
-  static std::string ResourceVersion(const CompactPod& pod) { return pod.resource_version(); }
-  static const model::StringMap& Labels(const CompactPod& pod) { return pod.labels(); }
+struct ObjectAccess<model::CompactPod> {
+  static const std::string& Name(const model::CompactPod& pod) { return pod.name(); }
+  static const std::string& Namespace(const model::CompactPod& pod) { return pod.namespace_(); }
+  static std::string ResourceVersion(const model::CompactPod& pod) {
+    return pod.resource_version();
+  }
+  static const model::StringMap& Labels(const model::CompactPod& pod) { return pod.labels(); }
 };
 
 // "namespace/name", or "name" for a cluster-scoped object: the work queues' key.

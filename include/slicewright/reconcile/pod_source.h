@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "slicewright/model/compact_pod.h"
 #include "slicewright/model/core.h"
 #include "slicewright/model/discovery.h"
 #include "slicewright/model/meta.h"
@@ -118,6 +119,12 @@ inline constexpr std::string_view kReasonInvalidIPAddress = "InvalidIPAddress";
 // kReasonInvalidIPAddress diagnostic (decision §15.4). `pods` must not hold nullptr.
 DesiredEndpoints DesiredFromService(const model::Service& service,
                                     std::span<const model::Pod* const> pods,
+                                    const NodeLookup& nodes, const ServiceSourceOptions& options);
+
+// The same from the compact pods the controllers' Pod caches keep, read in place: equal to
+// DesiredFromService over their ToPod(), without building them.
+DesiredEndpoints DesiredFromService(const model::Service& service,
+                                    std::span<const model::CompactPod* const> pods,
                                     const NodeLookup& nodes, const ServiceSourceOptions& options);
 
 }  // namespace slicewright::reconcile

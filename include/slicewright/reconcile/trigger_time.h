@@ -9,6 +9,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "slicewright/model/compact_pod.h"
 #include "slicewright/model/core.h"
 #include "slicewright/model/time.h"
 
@@ -29,6 +30,10 @@ class TriggerTimeTracker final {
   model::Time ComputeEndpointLastChangeTriggerTime(std::string_view namespace_,
                                                    const model::Service& service,
                                                    std::span<const model::Pod* const> pods);
+  // The same over the compact pods the controllers' Pod caches keep.
+  model::Time ComputeEndpointLastChangeTriggerTime(std::string_view namespace_,
+                                                   const model::Service& service,
+                                                   std::span<const model::CompactPod* const> pods);
 
   // Forgets the Service (it was deleted).
   void DeleteService(std::string_view namespace_, std::string_view name);
@@ -38,6 +43,14 @@ class TriggerTimeTracker final {
     model::Time service_time;
     std::unordered_map<std::string, model::Time> pod_times;  // pod name -> trigger time
   };
+
+  // A pod's name and trigger time (zero: none), whichever form the pod came in.
+  struct PodTime {
+    std::string_view name;
+    model::Time time;
+  };
+  model::Time Compute(std::string_view namespace_, const model::Service& service,
+                      std::span<const PodTime> pods);
 
   mutable std::mutex mu_;
   std::unordered_map<std::string, ServiceState> states_;  // "namespace/name"; guarded by mu_

@@ -106,7 +106,7 @@ void Controller::RegisterHandlers() {
   };
   services_.AddEventHandler(std::move(services));
 
-  cache::EventHandler<cache::CompactPod> pods;
+  cache::EventHandler<model::CompactPod> pods;
   pods.on_add = [this](const auto& pod, bool) { EnqueueServicesForPod(*pod); };
   pods.on_update = [this](const auto& old_pod, const auto& new_pod) {
     OnPodUpdate(*old_pod, *new_pod);
@@ -126,15 +126,15 @@ void Controller::Enqueue(const std::string& key, Clock::Duration delay) {
   loop_->Enqueue(key, delay);
 }
 
-void Controller::EnqueueServicesForPod(const cache::CompactPod& pod) {
+void Controller::EnqueueServicesForPod(const model::CompactPod& pod) {
   const std::vector<ServiceSnapshot> services = services_.store().ListNamespace(pod.namespace_());
   for (const std::string& key : ServicesSelectingPod(services, pod.labels())) {
     Enqueue(key, options_.batch_period);
   }
 }
 
-void Controller::OnPodUpdate(const cache::CompactPod& old_compact,
-                             const cache::CompactPod& new_compact) {
+void Controller::OnPodUpdate(const model::CompactPod& old_compact,
+                             const model::CompactPod& new_compact) {
   if (old_compact.resource_version() == new_compact.resource_version()) {
     return;  // a resync: skip the conversions
   }
@@ -185,7 +185,7 @@ std::vector<model::Pod> Controller::SelectedPods(const model::Service& service) 
   }
   const model::StringMap& selector = *service.spec.selector;
   for (const auto& pod :
-       pods_.store().ListNamespace(service.metadata.namespace_, [&](const cache::CompactPod& p) {
+       pods_.store().ListNamespace(service.metadata.namespace_, [&](const model::CompactPod& p) {
          return labels::SelectorMatchesMap(selector, p.labels());
        })) {
     pods.push_back(pod->ToPod());

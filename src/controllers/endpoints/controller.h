@@ -68,8 +68,8 @@ class Controller final {
 
   // Handlers: keys only.
   void Enqueue(const std::string& key, Clock::Duration delay);
-  void EnqueueServicesForPod(const cache::CompactPod& pod);
-  void OnPodUpdate(const cache::CompactPod& old_compact, const cache::CompactPod& new_compact);
+  void EnqueueServicesForPod(const model::CompactPod& pod);
+  void OnPodUpdate(const model::CompactPod& old_compact, const model::CompactPod& new_compact);
 
   std::vector<model::Pod> SelectedPods(const model::Service& service) const;
   // KEP-4770: another controller owns the Service; delete the Endpoints if we wrote it.
@@ -91,7 +91,7 @@ class Controller final {
   std::unique_ptr<SyncLoop> loop_;
   client::TypedClient<model::Endpoints> endpoints_client_;
   cache::Informer<model::Service>& services_;
-  cache::Informer<cache::CompactPod>& pods_;
+  cache::Informer<model::CompactPod>& pods_;
   cache::Informer<model::Endpoints>& endpoints_;
   reconcile::TriggerTimeTracker trigger_times_;
   mutable std::mutex mu_;

@@ -1,8 +1,10 @@
 #include "controllers/endpointslice/controller.h"
 
 #include <algorithm>
+#include <memory>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "slicewright/base/log.h"
 #include "slicewright/labels/selector.h"
@@ -109,7 +111,7 @@ void Controller::RegisterHandlers() {
   };
   services_.AddEventHandler(std::move(services));
 
-  cache::EventHandler<cache::CompactPod> pods;
+  cache::EventHandler<model::CompactPod> pods;
   pods.on_add = [this](const auto& pod, bool) { EnqueueServicesForPod(*pod); };
   pods.on_update = [this](const auto& old_pod, const auto& new_pod) {
     OnPodUpdate(*old_pod, *new_pod);
@@ -142,7 +144,7 @@ void Controller::EnqueueService(const std::string& key, Clock::Duration delay) {
   loop_->Enqueue(key, delay);
 }
 
-void Controller::EnqueueServicesForPod(const cache::CompactPod& pod) {
+void Controller::EnqueueServicesForPod(const model::CompactPod& pod) {
   const std::vector<ServiceSnapshot> services = services_.store().ListNamespace(pod.namespace_());
   for (const std::string& key : ServicesSelectingPod(services, pod.labels())) {
     EnqueueService(key, options_.batch_period);
@@ -150,7 +152,7 @@ void Controller::EnqueueServicesForPod(const cache::CompactPod& pod) {
 }
 
 // Spec §10: which Services a pod update concerns.
-void Controller::OnPodUpdate(const cache::CompactPod& old_pod, const cache::CompactPod& new_pod) {
+void Controller::OnPodUpdate(const model::CompactPod& old_pod, const model::CompactPod& new_pod) {
   if (old_pod.resource_version() == new_pod.resource_version()) return;  // a resync
   const std::vector<ServiceSnapshot> services =
       services_.store().ListNamespace(new_pod.namespace_());
@@ -290,28 +292,37 @@ Status Controller::SyncService(const std::string& key, bool& stale) {
     return Status();
   }
   const model::StringMap& selector = *service->spec.selector;
+  // The cached pods, in name order; they stay alive for the rest of this sync.
+  std::vector<std::shared_ptr<const model::CompactPod>> cached = pods_.store().ListNamespace(
+      namespace_,
+      [&](const model::CompactPod& p) { return labels::SelectorMatchesMap(selector, p.labels()); });
+  std::sort(cached.begin(), cached.end(),
+            [](const auto& a, const auto& b) { return a->name() < b->name(); });
+  // Without a plugin that rewrites pods, the reconciler reads the cached pods in place. A plugin
+  // gets each as a model::Pod, and the reconciler reads what it returns.
+  std::vector<const model::CompactPod*> compact_ptrs;
   std::vector<model::Pod> pods;
-  for (const auto& pod : pods_.store().ListNamespace(namespace_, [&](const cache::CompactPod& p) {
-         return labels::SelectorMatchesMap(selector, p.labels());
-       })) {
-    if (!deps_.plugin.adapt_pod) {
-      pods.push_back(pod->ToPod());
-      continue;
-    }
-    Result<std::optional<model::Pod>> adapted = deps_.plugin.adapt_pod(*service, pod->ToPod());
-    if (!adapted.ok()) {
-      // Only this pod is left out; the Service's other endpoints are still published.
-      Record(*service, runtime::EventType::kWarning, deps_.plugin.adapt_failed_reason,
-             "skipping Pod " + pod->name() + ": " + adapted.status().ToString());
-      continue;
-    }
-    if (adapted->has_value()) pods.push_back(std::move(**adapted));
-  }
-  std::sort(pods.begin(), pods.end(),
-            [](const auto& a, const auto& b) { return a.metadata.name < b.metadata.name; });
   std::vector<const model::Pod*> pod_ptrs;
-  pod_ptrs.reserve(pods.size());
-  for (const model::Pod& pod : pods) pod_ptrs.push_back(&pod);
+  if (!deps_.plugin.adapt_pod) {
+    compact_ptrs.reserve(cached.size());
+    for (const auto& pod : cached) compact_ptrs.push_back(pod.get());
+  } else {
+    for (const auto& pod : cached) {
+      Result<std::optional<model::Pod>> adapted = deps_.plugin.adapt_pod(*service, pod->ToPod());
+      if (!adapted.ok()) {
+        // Only this pod is left out; the Service's other endpoints are still published.
+        Record(*service, runtime::EventType::kWarning, deps_.plugin.adapt_failed_reason,
+               "skipping Pod " + pod->name() + ": " + adapted.status().ToString());
+        continue;
+      }
+      if (adapted->has_value()) pods.push_back(std::move(**adapted));
+    }
+    // A plugin may rename, but the reconciler's input order is by name.
+    std::sort(pods.begin(), pods.end(),
+              [](const auto& a, const auto& b) { return a.metadata.name < b.metadata.name; });
+    pod_ptrs.reserve(pods.size());
+    for (const model::Pod& pod : pods) pod_ptrs.push_back(&pod);
+  }
 
   const std::vector<model::EndpointSlice> existing = OurSlices(namespace_, name);
   if (tracker_.StaleSlices(*service, existing)) {
@@ -324,7 +335,9 @@ Status Controller::SyncService(const std::string& key, bool& stale) {
   reconcile::ServiceSourceOptions source;
   source.managed_by = options_.managed_by;
   source.trigger_time =
-      trigger_times_.ComputeEndpointLastChangeTriggerTime(namespace_, *service, pod_ptrs);
+      deps_.plugin.adapt_pod
+          ? trigger_times_.ComputeEndpointLastChangeTriggerTime(namespace_, *service, pod_ptrs)
+          : trigger_times_.ComputeEndpointLastChangeTriggerTime(namespace_, *service, compact_ptrs);
   source.slice_capacity = static_cast<std::size_t>(options_.max_endpoints_per_slice);
   // Nodes are looked up in the cache; the snapshots stay alive for the rest of this sync.
   std::vector<std::shared_ptr<const model::Node>> node_snapshots;
@@ -335,7 +348,9 @@ Status Controller::SyncService(const std::string& key, bool& stale) {
     return node.get();
   };
   reconcile::DesiredEndpoints desired =
-      reconcile::DesiredFromService(*service, pod_ptrs, find_node, source);
+      deps_.plugin.adapt_pod
+          ? reconcile::DesiredFromService(*service, pod_ptrs, find_node, source)
+          : reconcile::DesiredFromService(*service, compact_ptrs, find_node, source);
   const reconcile::TopologyInput topology = topology_.Snapshot(key);
   reconcile::PlanOptions plan_options;
   plan_options.max_endpoints_per_slice = options_.max_endpoints_per_slice;

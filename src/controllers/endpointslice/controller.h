@@ -88,8 +88,8 @@ class Controller final {
 
   // Handlers: keys only.
   void EnqueueService(const std::string& key, Clock::Duration delay);
-  void EnqueueServicesForPod(const cache::CompactPod& pod);
-  void OnPodUpdate(const cache::CompactPod& old_pod, const cache::CompactPod& new_pod);
+  void EnqueueServicesForPod(const model::CompactPod& pod);
+  void OnPodUpdate(const model::CompactPod& old_pod, const model::CompactPod& new_pod);
   void OnSliceChange(const model::ObjectMeta* old_slice, const model::ObjectMeta& slice);
   void OnSliceDelete(const model::ObjectMeta& slice);
   void OnNodesChanged();
@@ -110,7 +110,7 @@ class Controller final {
   std::unique_ptr<SyncLoop> loop_;
   client::TypedClient<model::EndpointSlice> slices_client_;
   cache::Informer<model::Service>& services_;
-  cache::Informer<cache::CompactPod>& pods_;
+  cache::Informer<model::CompactPod>& pods_;
   cache::Informer<model::Node>& nodes_;
   cache::Informer<cache::CompactEndpointSlice>& slices_;
   reconcile::EndpointSliceTracker tracker_;

@@ -1,4 +1,4 @@
-#include "slicewright/cache/interned.h"
+#include "slicewright/model/interned.h"
 
 #include <string>
 #include <thread>
@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-namespace slicewright::cache {
+namespace slicewright::model {
 namespace {
 
 TEST(InternerTest, EqualValuesShareOneNode) {
@@ -83,4 +83,4 @@ TEST(InternerTest, ConcurrentInternAndRelease) {
 }
 
 }  // namespace
-}  // namespace slicewright::cache
+}  // namespace slicewright::model

@@ -9,15 +9,18 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "slicewright/cache/interned.h"
 #include "slicewright/model/core.h"
+#include "slicewright/model/interned.h"
 #include "slicewright/model/meta.h"
+#include "slicewright/model/time.h"
+#include "slicewright/net/ip.h"
 
-namespace slicewright::cache {
+namespace slicewright::model {
 
 // The container ports a pod template declares, which every pod of a ReplicaSet shares: regular
 // containers' ports in order, then sidecars' (init containers with restartPolicy Always). Other
@@ -64,6 +67,24 @@ class CompactPod final {
   const model::StringMap& labels() const { return labels_.get(); }
   const std::string& node_name() const { return node_name_.get(); }
   bool terminating() const { return deletion_nanos_ != kUnsetTime; }
+
+  // What the reconciler reads, without building a model::Pod (reconcile/pod_source.h).
+  std::string_view hostname() const;
+  std::string_view subdomain() const;
+  std::string_view phase() const;
+  // model::IsPodReady: the Ready condition's status is "True".
+  bool ready() const { return ready_ == Ready::kTrue; }
+  // The Ready condition's lastTransitionTime; nullopt without one.
+  std::optional<Time> ready_transition_time() const;
+  const PodPorts& ports() const { return ports_.get(); }
+  // status.podIP or status.podIPs is set.
+  bool has_pod_ip() const;
+  // status.podIPs. Most pods keep them parsed (text_pod_ips() empty): the i-th is
+  // parsed_pod_ip(i), whose canonical text is net::FormatIp of it. The others (an invalid address,
+  // more than two, or a podIP other than podIPs[0]) keep them as text, unparsed.
+  std::size_t parsed_pod_ip_count() const { return ip_count_; }
+  net::IpAddress parsed_pod_ip(std::size_t i) const;
+  std::span<const std::string> text_pod_ips() const;
 
   friend bool operator==(const CompactPod& a, const CompactPod& b);
 
@@ -114,4 +135,4 @@ class CompactPod final {
   Ready ready_ = Ready::kAbsent;
 };
 
-}  // namespace slicewright::cache
+}  // namespace slicewright::model

@@ -12,7 +12,7 @@
 #include <unordered_set>
 #include <utility>
 
-namespace slicewright::cache {
+namespace slicewright::model {
 
 template <typename T, typename Hash, typename Equal>
 class Interner;
@@ -160,4 +160,4 @@ class Interner final {
   std::size_t sweep_at_ = kMinSweep;
 };
 
-}  // namespace slicewright::cache
+}  // namespace slicewright::model

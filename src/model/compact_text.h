@@ -1,5 +1,5 @@
 // Text fields the compact cache types store in binary (UUIDs), and the hash mixing their interners
-// use. Internal to the cache library.
+// use. Internal to the model library and the cache types built on it.
 #pragma once
 
 #include <array>
@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace slicewright::cache::internal {
+namespace slicewright::model::internal {
 
 inline void HashCombine(std::size_t& seed, std::size_t value) {
   seed ^= value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
@@ -19,4 +19,4 @@ inline void HashCombine(std::size_t& seed, std::size_t value) {
 bool ParseUuid(std::string_view text, std::array<std::uint8_t, 16>& out);
 std::string FormatUuid(const std::array<std::uint8_t, 16>& bytes);
 
-}  // namespace slicewright::cache::internal
+}  // namespace slicewright::model::internal

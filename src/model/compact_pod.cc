@@ -1,13 +1,13 @@
-#include "slicewright/cache/compact_pod.h"
+#include "slicewright/model/compact_pod.h"
 
 #include <charconv>
 #include <functional>
 
 #include "slicewright/net/ip.h"
 
-#include "cache/compact_text.h"
+#include "model/compact_text.h"
 
-namespace slicewright::cache {
+namespace slicewright::model {
 namespace {
 
 using internal::FormatUuid;
@@ -165,6 +165,56 @@ std::string CompactPod::uid() const {
   return rare_ != nullptr ? rare_->uid : std::string();
 }
 
+std::string_view CompactPod::hostname() const {
+  return rare_ != nullptr ? std::string_view(rare_->hostname) : std::string_view();
+}
+
+std::string_view CompactPod::subdomain() const {
+  return rare_ != nullptr ? std::string_view(rare_->subdomain) : std::string_view();
+}
+
+std::string_view CompactPod::phase() const {
+  switch (phase_) {
+    case Phase::kEmpty:
+      return {};
+    case Phase::kPending:
+      return "Pending";
+    case Phase::kRunning:
+      return "Running";
+    case Phase::kSucceeded:
+      return "Succeeded";
+    case Phase::kFailed:
+      return "Failed";
+    case Phase::kUnknown:
+      return "Unknown";
+    case Phase::kOther:
+      break;
+  }
+  return rare_->phase;
+}
+
+std::optional<Time> CompactPod::ready_transition_time() const {
+  return TimeOf(ready_transition_nanos_, kUnsetTime);
+}
+
+bool CompactPod::has_pod_ip() const {
+  if (ip_count_ > 0) return true;
+  return rare_ != nullptr && rare_->pod_ip.has_value() &&
+         (!rare_->pod_ip->empty() || !rare_->pod_ips.empty());
+}
+
+net::IpAddress CompactPod::parsed_pod_ip(std::size_t i) const {
+  net::IpAddress address;
+  address.family = (ip_is_v6_ & (1U << i)) != 0 ? net::IpFamily::kIPv6 : net::IpFamily::kIPv4;
+  address.bytes = ips_[i];
+  return address;
+}
+
+std::span<const std::string> CompactPod::text_pod_ips() const {
+  if (rare_ == nullptr || !rare_->pod_ip.has_value()) return {};
+  return rare_->pod_ips;
+}
+
 model::Pod CompactPod::ToPod() const {
   model::Pod pod;
   model::ObjectMeta& meta = pod.metadata;
@@ -241,10 +291,7 @@ model::Pod CompactPod::ToPod() const {
     }
   }
   for (std::uint8_t i = 0; i < ip_count_; ++i) {
-    net::IpAddress address;
-    address.family = (ip_is_v6_ & (1U << i)) != 0 ? net::IpFamily::kIPv6 : net::IpFamily::kIPv4;
-    address.bytes = ips_[i];
-    pod.status.pod_ips.push_back(net::FormatIp(address));
+    pod.status.pod_ips.push_back(net::FormatIp(parsed_pod_ip(i)));
   }
   if (ip_count_ > 0) pod.status.pod_ip = pod.status.pod_ips.front();
   return pod;
@@ -262,4 +309,4 @@ bool operator==(const CompactPod& a, const CompactPod& b) {
          a.phase_ == b.phase_ && a.ready_ == b.ready_;
 }
 
-}  // namespace slicewright::cache
+}  // namespace slicewright::model
