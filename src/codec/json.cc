@@ -149,6 +149,18 @@ Status ReadString(element value, std::string& out) {
   }
 }
 
+Status ReadString(element value, model::InlineString& out) {
+  switch (value.type()) {
+    case element_type::STRING:
+      out = value.get_string().value_unsafe();
+      return Status();
+    case element_type::NULL_VALUE:
+      return Status();
+    default:
+      return Expected("string");
+  }
+}
+
 Status ReadOptString(element value, std::optional<std::string>& out) {
   switch (value.type()) {
     case element_type::STRING:
@@ -326,11 +338,11 @@ Status ReadStringMap(element value, model::StringMap& out) {
 }
 
 Status ReadStringList(element value, std::vector<std::string>& out) {
-  return ReadList(value, out, ReadString);
+  return ReadList(value, out, [](element v, std::string& s) { return ReadString(v, s); });
 }
 
 Status ReadStringList(element value, model::EndpointAddresses& out) {
-  return ReadList(value, out, ReadString);
+  return ReadList(value, out, [](element v, std::string& s) { return ReadString(v, s); });
 }
 
 // {"name": "..."} as in EndpointHints.forZones and forNodes.

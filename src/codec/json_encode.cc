@@ -28,6 +28,10 @@ void PutString(Json& object, const char* key, const std::string& value) {
   if (!value.empty()) object[key] = value;
 }
 
+void PutString(Json& object, const char* key, const model::InlineString& value) {
+  if (!value.empty()) object[key] = value.str();
+}
+
 void PutOptString(Json& object, const char* key, const std::optional<std::string>& value) {
   if (value.has_value()) object[key] = *value;
 }

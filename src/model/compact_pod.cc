@@ -160,9 +160,9 @@ std::string CompactPod::resource_version() const {
   return rare_ != nullptr ? rare_->resource_version : std::string();
 }
 
-std::string CompactPod::uid() const {
+InlineString CompactPod::uid() const {
   if (has_uid_) return FormatUuid(uid_);
-  return rare_ != nullptr ? rare_->uid : std::string();
+  return rare_ != nullptr ? InlineString(rare_->uid) : InlineString();
 }
 
 std::string_view CompactPod::hostname() const {
@@ -220,7 +220,7 @@ model::Pod CompactPod::ToPod() const {
   model::ObjectMeta& meta = pod.metadata;
   meta.name = name_;
   meta.namespace_ = namespace_name_.get();
-  meta.uid = uid();
+  meta.uid = uid().str();
   meta.resource_version = resource_version();
   meta.labels = labels_.get();
   meta.creation_timestamp = TimeOf(creation_nanos_, kUnsetTime);

@@ -31,7 +31,7 @@ bool ParseUuid(std::string_view text, std::array<std::uint8_t, 16>& out) {
   return true;
 }
 
-std::string FormatUuid(const std::array<std::uint8_t, 16>& bytes) {
+InlineString FormatUuid(const std::array<std::uint8_t, 16>& bytes) {
   // Two hex digits per byte from a table, at fixed positions: the reconciler formats one UID per
   // endpoint it builds.
   static constexpr std::array<std::array<char, 2>, 256> kPairs = [] {
@@ -48,7 +48,7 @@ std::string FormatUuid(const std::array<std::uint8_t, 16>& bytes) {
     std::memcpy(text.data() + kOffsets[i], kPairs[bytes[i]].data(), 2);
   }
   text[8] = text[13] = text[18] = text[23] = '-';
-  return std::string(text.data(), text.size());
+  return InlineString(std::string_view(text.data(), text.size()));
 }
 
 }  // namespace slicewright::model::internal

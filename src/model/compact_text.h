@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "slicewright/model/inline_string.h"
+
 namespace slicewright::model::internal {
 
 inline void HashCombine(std::size_t& seed, std::size_t value) {
@@ -17,6 +19,6 @@ inline void HashCombine(std::size_t& seed, std::size_t value) {
 // A canonical lower-case UUID ("8-4-4-4-12"), as API servers generate them, into 16 bytes; false
 // for anything else, which the caller keeps as text.
 bool ParseUuid(std::string_view text, std::array<std::uint8_t, 16>& out);
-std::string FormatUuid(const std::array<std::uint8_t, 16>& bytes);
+InlineString FormatUuid(const std::array<std::uint8_t, 16>& bytes);
 
 }  // namespace slicewright::model::internal

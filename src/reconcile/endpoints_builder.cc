@@ -24,9 +24,8 @@
 namespace slicewright::reconcile {
 namespace {
 
-const std::string& UidOf(const model::EndpointAddress& address) {
-  static const std::string kNone;
-  return address.target_ref.has_value() ? address.target_ref->uid : kNone;
+std::string_view UidOf(const model::EndpointAddress& address) {
+  return address.target_ref.has_value() ? address.target_ref->uid.view() : std::string_view();
 }
 
 // Upstream LessEndpointAddress: IP text byte-wise, then targetRef UID with no targetRef first.
@@ -96,8 +95,8 @@ class Repacker final {
   // `address` serves `port` (nullptr: the address has no port) and is (not) ready there. Not ready
   // wins over ready for one address and port, as upstream's.
   void Add(const model::EndpointAddress& address, const model::CoreEndpointPort* port, bool ready) {
-    auto [address_it, new_address] =
-        address_index_.try_emplace(std::make_pair(address.ip, UidOf(address)), addresses_.size());
+    auto [address_it, new_address] = address_index_.try_emplace(
+        std::make_pair(address.ip, std::string(UidOf(address))), addresses_.size());
     if (new_address) {
       addresses_.push_back(address);  // the first copy is the one kept
     }
@@ -226,9 +225,11 @@ void HashAddresses(Fnv64& hash, const std::vector<model::EndpointAddress>& addre
     hash.Number(address.target_ref.has_value() ? 1 : 0);
     if (address.target_ref.has_value()) {
       const model::ObjectReference& ref = *address.target_ref;
-      for (const std::string* field :
-           {&ref.kind, &ref.namespace_, &ref.name, &ref.uid, &ref.api_version, &ref.field_path}) {
-        hash.Bytes(*field);
+      for (const std::string_view field :
+           {std::string_view(ref.kind), std::string_view(ref.namespace_),
+            std::string_view(ref.name), ref.uid.view(), std::string_view(ref.api_version),
+            std::string_view(ref.field_path)}) {
+        hash.Bytes(field);
       }
     }
   }

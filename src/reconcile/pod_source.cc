@@ -43,8 +43,8 @@ std::string_view PodHostname(const model::Pod& pod) { return pod.spec.hostname; 
 std::string_view PodHostname(const model::CompactPod& pod) { return pod.hostname(); }
 std::string_view PodSubdomain(const model::Pod& pod) { return pod.spec.subdomain; }
 std::string_view PodSubdomain(const model::CompactPod& pod) { return pod.subdomain(); }
-std::string PodUid(const model::Pod& pod) { return pod.metadata.uid; }
-std::string PodUid(const model::CompactPod& pod) { return pod.uid(); }
+std::string_view PodUid(const model::Pod& pod) { return pod.metadata.uid; }
+model::InlineString PodUid(const model::CompactPod& pod) { return pod.uid(); }
 
 bool IsReservedLabelKey(std::string_view key) {
   return key == model::kLabelServiceName || key == model::kLabelManagedBy ||

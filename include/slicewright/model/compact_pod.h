@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "slicewright/model/core.h"
+#include "slicewright/model/inline_string.h"
 #include "slicewright/model/interned.h"
 #include "slicewright/model/meta.h"
 #include "slicewright/model/time.h"
@@ -63,7 +64,7 @@ class CompactPod final {
   const std::string& name() const { return name_; }
   const std::string& namespace_() const { return namespace_name_.get(); }
   std::string resource_version() const;
-  std::string uid() const;
+  InlineString uid() const;
   const model::StringMap& labels() const { return labels_.get(); }
   const std::string& node_name() const { return node_name_.get(); }
   bool terminating() const { return deletion_nanos_ != kUnsetTime; }

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "slicewright/model/inline_string.h"
 #include "slicewright/model/time.h"
 
 namespace slicewright::model {
@@ -47,7 +48,8 @@ struct ObjectReference {
   std::string kind;
   std::string namespace_;
   std::string name;
-  std::string uid;
+  // Inline: every endpoint of a slice carries its pod's UID, and a UUID is 36 characters.
+  InlineString uid;
   std::string api_version;
   std::string resource_version;
   std::string field_path;
