@@ -179,17 +179,23 @@ void ReportPerEndpoint(benchmark::State& state, std::int64_t endpoints, std::int
   state.counters["allocs_per_endpoint"] = static_cast<double>(allocations) / total;
 }
 
+// Times derive + plan from no slices with `derive` (the fixture's desired state), per endpoint.
+template <typename Derive>
+void TimeFullReconcile(benchmark::State& state, const Derive& derive) {
+  const reconcile::PlanOptions options;
+  const std::int64_t before = fakes::AllocationCount();
+  for (auto _ : state) {
+    reconcile::Plan plan = reconcile::PlanSlices(derive(), {}, options);
+    benchmark::DoNotOptimize(plan.actions.data());
+  }
+  ReportPerEndpoint(state, Size(state), fakes::AllocationCount() - before);
+}
+
 // Full reconcile of one Service with N ready pods and no slices: derive (from the compact pods
 // the controller's cache holds) + plan.
 void BM_FullReconcile(benchmark::State& state) {
   const Fixture fixture("web", Size(state), false);
-  const reconcile::PlanOptions options;
-  const std::int64_t before = fakes::AllocationCount();
-  for (auto _ : state) {
-    reconcile::Plan plan = reconcile::PlanSlices(fixture.Desired(), {}, options);
-    benchmark::DoNotOptimize(plan.actions.data());
-  }
-  ReportPerEndpoint(state, Size(state), fakes::AllocationCount() - before);
+  TimeFullReconcile(state, [&] { return fixture.Desired(); });
 }
 BENCHMARK(BM_FullReconcile)
     ->Arg(100)
@@ -203,13 +209,7 @@ BENCHMARK(BM_FullReconcile)
 void BM_FullReconcileShuffledIps(benchmark::State& state) {
   Fixture fixture("web", Size(state), false);
   fixture.ShuffleIps();
-  const reconcile::PlanOptions options;
-  const std::int64_t before = fakes::AllocationCount();
-  for (auto _ : state) {
-    reconcile::Plan plan = reconcile::PlanSlices(fixture.Desired(), {}, options);
-    benchmark::DoNotOptimize(plan.actions.data());
-  }
-  ReportPerEndpoint(state, Size(state), fakes::AllocationCount() - before);
+  TimeFullReconcile(state, [&] { return fixture.Desired(); });
 }
 BENCHMARK(BM_FullReconcileShuffledIps)
     ->Arg(1000)
@@ -220,13 +220,7 @@ BENCHMARK(BM_FullReconcileShuffledIps)
 // The same from model::Pods (each a ~600-byte object and about eight heap blocks).
 void BM_FullReconcileFromModelPods(benchmark::State& state) {
   const Fixture fixture("web", Size(state), false);
-  const reconcile::PlanOptions options;
-  const std::int64_t before = fakes::AllocationCount();
-  for (auto _ : state) {
-    reconcile::Plan plan = reconcile::PlanSlices(fixture.DesiredFromModelPods(), {}, options);
-    benchmark::DoNotOptimize(plan.actions.data());
-  }
-  ReportPerEndpoint(state, Size(state), fakes::AllocationCount() - before);
+  TimeFullReconcile(state, [&] { return fixture.DesiredFromModelPods(); });
 }
 BENCHMARK(BM_FullReconcileFromModelPods)
     ->Arg(1000)

@@ -137,19 +137,9 @@ Status ReadOptional(element value, std::optional<T>& out, Decode&& decode) {
 
 // ---- Scalars ----
 
-Status ReadString(element value, std::string& out) {
-  switch (value.type()) {
-    case element_type::STRING:
-      out.assign(value.get_string().value_unsafe());
-      return Status();
-    case element_type::NULL_VALUE:
-      return Status();
-    default:
-      return Expected("string");
-  }
-}
-
-Status ReadString(element value, model::InlineString& out) {
+// A JSON string into any of our text types; null leaves it as it is.
+template <typename Text>
+Status ReadText(element value, Text& out) {
   switch (value.type()) {
     case element_type::STRING:
       out = value.get_string().value_unsafe();
@@ -160,6 +150,10 @@ Status ReadString(element value, model::InlineString& out) {
       return Expected("string");
   }
 }
+
+Status ReadString(element value, std::string& out) { return ReadText(value, out); }
+
+Status ReadString(element value, model::InlineString& out) { return ReadText(value, out); }
 
 Status ReadOptString(element value, std::optional<std::string>& out) {
   switch (value.type()) {
