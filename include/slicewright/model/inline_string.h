@@ -19,12 +19,12 @@ class InlineString final {
 
   InlineString() = default;
   // Implicit, like std::string's: fields of this type are set from text of any kind.
-  InlineString(std::string_view text) { Assign(text); }  // NOLINT(google-explicit-constructor)
+  InlineString(std::string_view text) { Init(text); }  // NOLINT(google-explicit-constructor)
   InlineString(const std::string& text)                  // NOLINT(google-explicit-constructor)
       : InlineString(std::string_view{text}) {}
   InlineString(const char* text)  // NOLINT(google-explicit-constructor)
       : InlineString(std::string_view{text}) {}
-  InlineString(const InlineString& other) { Assign(other.view()); }
+  InlineString(const InlineString& other) { Init(other.view()); }
   InlineString& operator=(const InlineString& other) {
     if (this != &other) Assign(other.view());
     return *this;
@@ -80,18 +80,29 @@ class InlineString final {
  private:
   bool OnHeap() const { return size_ > kInlineCapacity; }
 
+  // Constructors: there is nothing to release yet.
+  void Init(std::string_view text) {
+    if (text.size() <= kInlineCapacity) {
+      text.copy(inline_text, text.size());  // unlike memcpy, fine with a null empty view
+    } else {
+      heap_text = new char[text.size()];  // NOLINT(cppcoreguidelines-owning-memory)
+      text.copy(heap_text, text.size());
+    }
+    size_ = text.size();
+  }
+
   void Assign(std::string_view text) {
     // `text` may point into this object's own storage: copy it out before releasing that.
     if (text.size() <= kInlineCapacity) {
       std::array<char, kInlineCapacity> copy;  // NOLINT(cppcoreguidelines-pro-type-member-init)
-      std::memcpy(copy.data(), text.data(), text.size());
+      text.copy(copy.data(), text.size());
       Release();
       std::memcpy(inline_text, copy.data(), text.size());
       size_ = text.size();
       return;
     }
     char* copy = new char[text.size()];  // NOLINT(cppcoreguidelines-owning-memory)
-    std::memcpy(copy, text.data(), text.size());
+    text.copy(copy, text.size());
     Release();
     heap_text = copy;
     size_ = text.size();
@@ -115,7 +126,9 @@ class InlineString final {
   std::size_t size_ = 0;
   union {
     char inline_text[kInlineCapacity];  // NOLINT(modernize-avoid-c-arrays): the union's inline half
-    char* heap_text;                    // owned when size_ > kInlineCapacity
+    // owned when size_ > kInlineCapacity. Initialised so that no path, even one the compiler
+    // cannot prove dead, reads indeterminate bytes (g++ -O1 warns otherwise).
+    char* heap_text = nullptr;
   };
 };
 
