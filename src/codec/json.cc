@@ -125,8 +125,9 @@ Status ReadList(element value, List& out, Decode&& decode) {
 }
 
 // An optional sub-object: null resets it, anything else is decoded into it.
-template <typename T, typename Decode>
-Status ReadOptional(element value, std::optional<T>& out, Decode&& decode) {
+// `Optional` is std::optional or model::OptionalBox.
+template <typename Optional, typename Decode>
+Status ReadOptional(element value, Optional& out, Decode&& decode) {
   if (value.is_null()) {
     out.reset();
     return Status();
@@ -154,6 +155,8 @@ Status ReadText(element value, Text& out) {
 Status ReadString(element value, std::string& out) { return ReadText(value, out); }
 
 Status ReadString(element value, model::InlineString& out) { return ReadText(value, out); }
+
+Status ReadString(element value, model::RareString& out) { return ReadText(value, out); }
 
 Status ReadOptString(element value, std::optional<std::string>& out) {
   switch (value.type()) {

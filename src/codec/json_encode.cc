@@ -28,8 +28,9 @@ void PutString(Json& object, const char* key, const std::string& value) {
   if (!value.empty()) object[key] = value;
 }
 
-void PutString(Json& object, const char* key, const model::InlineString& value) {
-  if (!value.empty()) object[key] = value.str();
+// model::InlineString and model::RareString.
+void PutString(Json& object, const char* key, std::string_view value) {
+  if (!value.empty()) object[key] = std::string(value);
 }
 
 void PutOptString(Json& object, const char* key, const std::optional<std::string>& value) {

@@ -39,7 +39,7 @@ model::Endpoint Ep(const EndpointSpec& spec) {
   endpoint.zone = spec.zone;
   endpoint.conditions.ready = spec.ready;
   endpoint.node_name = spec.node;
-  endpoint.hints = spec.hints;
+  if (spec.hints) endpoint.hints = *spec.hints;
   return endpoint;
 }
 
@@ -75,7 +75,7 @@ struct Work {
 std::vector<std::optional<model::EndpointHints>> HintsOf(const model::EndpointSlice& slice) {
   std::vector<std::optional<model::EndpointHints>> hints;
   for (const model::Endpoint& endpoint : slice.endpoints) {
-    hints.push_back(endpoint.hints);
+    hints.push_back(endpoint.hints ? std::optional(*endpoint.hints) : std::nullopt);
   }
   return hints;
 }

@@ -20,7 +20,7 @@ class InlineString final {
   InlineString() = default;
   // Implicit, like std::string's: fields of this type are set from text of any kind.
   InlineString(std::string_view text) { Init(text); }  // NOLINT(google-explicit-constructor)
-  InlineString(const std::string& text)                  // NOLINT(google-explicit-constructor)
+  InlineString(const std::string& text)                // NOLINT(google-explicit-constructor)
       : InlineString(std::string_view{text}) {}
   InlineString(const char* text)  // NOLINT(google-explicit-constructor)
       : InlineString(std::string_view{text}) {}

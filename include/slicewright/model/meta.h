@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "slicewright/model/inline_string.h"
+#include "slicewright/model/rare.h"
 #include "slicewright/model/time.h"
 
 namespace slicewright::model {
@@ -50,9 +51,11 @@ struct ObjectReference {
   std::string name;
   // Inline: every endpoint of a slice carries its pod's UID, and a UUID is 36 characters.
   InlineString uid;
-  std::string api_version;
-  std::string resource_version;
-  std::string field_path;
+  // Rare on an endpoint's targetRef (the controllers write kind, namespace, name and uid): one
+  // pointer each instead of 32 bytes.
+  RareString api_version;
+  RareString resource_version;
+  RareString field_path;
   friend bool operator==(const ObjectReference&, const ObjectReference&) = default;
 };
 
