@@ -989,7 +989,7 @@ TEST(PodSourceTest, MatchesReferenceOnRandomInputs) {
     nodes.by_name.emplace("node-1", MakeNode("node-1", "zone-a"));
     nodes.by_name.emplace("node-2", MakeNode("node-2"));
     std::vector<model::Pod> pods;
-    // Every fifth seed is large enough for the radix-sort path (groups of 256 or more).
+    // Every fifth seed is large enough for the radix-sort path (groups of 512 or more).
     const bool large = seed % 5 == 0;
     const int count = large ? 1500 + pick(1000) : 1 + pick(80);
     for (int i = 0; i < count; ++i) {
