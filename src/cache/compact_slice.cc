@@ -84,7 +84,7 @@ CompactEndpointSlice::CompactEndpoint CompactEndpointSlice::CompactOne(
   }
   if (endpoint.node_name.has_value()) {
     out.bits |= kHasNodeName;
-    out.node_name = interners.node_names.Intern(*endpoint.node_name);
+    out.node_name = interners.node_names.Intern(endpoint.node_name->str());
   }
   if (endpoint.zone.has_value()) {
     out.bits |= kHasZone;

@@ -158,7 +158,8 @@ Status ReadString(element value, model::InlineString& out) { return ReadText(val
 
 Status ReadString(element value, model::RareString& out) { return ReadText(value, out); }
 
-Status ReadOptString(element value, std::optional<std::string>& out) {
+template <typename Text>  // std::string or model::InlineString
+Status ReadOptString(element value, std::optional<Text>& out) {
   switch (value.type()) {
     case element_type::STRING:
       out.emplace(value.get_string().value_unsafe());

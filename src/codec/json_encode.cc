@@ -33,8 +33,9 @@ void PutString(Json& object, const char* key, std::string_view value) {
   if (!value.empty()) object[key] = std::string(value);
 }
 
-void PutOptString(Json& object, const char* key, const std::optional<std::string>& value) {
-  if (value.has_value()) object[key] = *value;
+template <typename Text>  // std::string or model::InlineString
+void PutOptString(Json& object, const char* key, const std::optional<Text>& value) {
+  if (value.has_value()) object[key] = std::string(std::string_view(*value));
 }
 
 void PutOptBool(Json& object, const char* key, const std::optional<bool>& value) {

@@ -32,7 +32,8 @@ class KeyWriter {
     std::memcpy(out_, text.data(), text.size());
     out_ += text.size();
   }
-  void OptionalText(const std::optional<std::string>& text) {
+  template <typename String>  // std::string or model::InlineString
+  void OptionalText(const std::optional<String>& text) {
     if (!text) {
       Byte(kAbsent);
       return;

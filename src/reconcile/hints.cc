@@ -61,7 +61,7 @@ bool IsPreferClose(std::string_view traffic_distribution) {
          traffic_distribution == model::kTrafficDistributionPreferSameNode;
 }
 
-bool SingleHintIs(const std::vector<std::string>& hints, const std::string& want) {
+bool SingleHintIs(const std::vector<std::string>& hints, std::string_view want) {
   return hints.size() == 1 && hints[0] == want;
 }
 
@@ -100,7 +100,7 @@ void PreferCloseUpdate(model::EndpointSlice& slice, bool node_hints) {
       hints.for_zones.push_back(*endpoint.zone);
     }
     if (endpoint.node_name && node_hints) {
-      hints.for_nodes.push_back(*endpoint.node_name);
+      hints.for_nodes.emplace_back(endpoint.node_name->view());
     }
     if (hints.for_zones.empty() && hints.for_nodes.empty()) {
       endpoint.hints.reset();

@@ -139,8 +139,8 @@ std::uint64_t LoadOrdered64(const char* p) {
   return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
 }
 
-inline bool SameOptionalText(const std::optional<std::string>& a,
-                             const std::optional<std::string>& b) {
+template <typename Text>  // std::string or model::InlineString
+inline bool SameOptionalText(const std::optional<Text>& a, const std::optional<Text>& b) {
   if (a.has_value() != b.has_value()) {
     return false;
   }

@@ -405,8 +405,10 @@ TEST(PlannerTest, RandomTextsPlanIndependentlyOfOrder) {
     EXPECT_TRUE(PlanSlices(reversed, cluster, DefaultOptions()).empty());
     // Same length, same leading bytes, only the last byte differs.
     const std::size_t changed = rng() % normal.size();
-    std::string& node = *sorted.groups[0].endpoints[changed].node_name;
+    std::optional<model::InlineString>& node_name = sorted.groups[0].endpoints[changed].node_name;
+    std::string node = node_name->str();
     node.back() = node.back() == 'a' ? 'b' : 'a';
+    node_name = node;
     const Plan next = PlanSlices(sorted, cluster, DefaultOptions());
     EXPECT_EQ(next.actions.size(), 1U) << Render(next);
   }

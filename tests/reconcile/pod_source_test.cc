@@ -140,7 +140,7 @@ model::EndpointPort Port(std::string name, int number, std::string protocol = "T
 std::vector<std::string> Names(const EndpointGroup& group) {
   std::vector<std::string> names;
   for (const model::Endpoint& endpoint : group.endpoints) {
-    names.push_back(endpoint.target_ref->name);
+    names.push_back(endpoint.target_ref->name.str());
   }
   return names;
 }
@@ -918,7 +918,7 @@ TEST(PodSourceTest, NodeLookupOncePerNameWithManyNodes) {
   std::size_t seen = 0;
   for (const model::Endpoint& endpoint : desired.groups[0].endpoints) {
     ASSERT_TRUE(endpoint.target_ref.has_value() && endpoint.node_name.has_value());
-    EXPECT_EQ(*endpoint.node_name, node_of_pod[endpoint.target_ref->name]);
+    EXPECT_EQ(*endpoint.node_name, node_of_pod[endpoint.target_ref->name.str()]);
     EXPECT_EQ(endpoint.zone, "zone-" + *endpoint.node_name);
     ++seen;
   }

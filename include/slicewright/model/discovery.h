@@ -53,7 +53,9 @@ struct Endpoint {
   EndpointConditions conditions;
   std::optional<std::string> hostname;
   std::optional<ObjectReference> target_ref;
-  std::optional<std::string> node_name;
+  // Inline: cloud Node names ("ip-10-0-1-23.eu-west-1.compute.internal") outgrow std::string's
+  // 15 characters, and a copy per endpoint would allocate.
+  std::optional<InlineString> node_name;
   std::optional<std::string> zone;
   // Set only under topology-aware hints or trafficDistribution: boxed, 8 bytes instead of 56.
   OptionalBox<EndpointHints> hints;

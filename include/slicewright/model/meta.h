@@ -48,7 +48,9 @@ struct ObjectMeta {
 struct ObjectReference {
   std::string kind;
   std::string namespace_;
-  std::string name;
+  // Inline, like uid: a Deployment's pod names ("<name>-<10 chars>-<5 chars>") are longer than
+  // std::string keeps inline, and every endpoint carries one.
+  InlineString name;
   // Inline: every endpoint of a slice carries its pod's UID, and a UUID is 36 characters.
   InlineString uid;
   // Rare on an endpoint's targetRef (the controllers write kind, namespace, name and uid): one
