@@ -30,6 +30,7 @@ TEST(RareStringTest, KeepsAnyTextAndEmptyIsOneState) {
     EXPECT_EQ(value.empty(), text.empty());
     EXPECT_EQ(value.str(), std::string(text));
   }
+  EXPECT_NE(RareString().view().data(), nullptr);
   // "" and a never-set value are the same value.
   EXPECT_EQ(RareString(""), RareString());
   RareString value = "v1";

@@ -40,7 +40,8 @@ class RareString final {
   RareString& operator=(const std::string& text) { return *this = std::string_view{text}; }
   RareString& operator=(const char* text) { return *this = std::string_view{text}; }
 
-  std::string_view view() const { return text_ ? std::string_view{*text_} : std::string_view{}; }
+  // Never a null data pointer, even when empty: callers may pass it to memcpy and memcmp.
+  std::string_view view() const { return text_ ? std::string_view{*text_} : std::string_view{""}; }
   operator std::string_view() const { return view(); }  // NOLINT(google-explicit-constructor)
   std::string str() const { return text_ ? *text_ : std::string(); }
   std::size_t size() const { return text_ ? text_->size() : 0; }
