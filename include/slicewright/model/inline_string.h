@@ -98,7 +98,9 @@ class InlineString final {
       text.copy(copy.data(), text.size());
       Release();
       std::memcpy(inline_text, copy.data(), text.size());
-      size_ = text.size();
+      // The analyzer loses a RareString unique_ptr on the path of ObjectReference's copy
+      // assignment through here; there is no raw allocation on this path.
+      size_ = text.size();  // NOLINT(clang-analyzer-cplusplus.NewDeleteLeaks)
       return;
     }
     char* copy = new char[text.size()];  // NOLINT(cppcoreguidelines-owning-memory)
