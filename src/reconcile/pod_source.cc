@@ -365,9 +365,10 @@ constexpr std::size_t kRadixSortMinimum = 512;
 
 // Orders records by (hi, lo), stably: a least-significant-digit radix sort over the prefix bytes,
 // skipping the bytes every record shares (a Service's IPv4 texts share "10.244." and the zero
-// padding). A comparison sort of 100k records in random order, the order IPs have when pods are
-// listed by name, costs ~40 ns a record in mispredicted branches; this costs a few passes of
-// sequential reads and 256-way scattered writes. Input already in order is left alone.
+// padding). std::sort of 100k records in random order, the order IPs have when pods are listed
+// by name, was 15% of a full reconcile (perf, docs/performance.md), mostly mispredicted branches;
+// this costs a few passes of sequential reads and 256-way scattered writes. Input already in
+// order is left alone.
 void SortByPrefix(std::vector<SortRecord>& records) {
   if (records.size() < 2) {
     return;
