@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <benchmark/benchmark.h>
+#include <malloc.h>
 
 #include "slicewright/base/allocator.h"
 #include "slicewright/model/compact_pod.h"
@@ -388,6 +389,42 @@ void BM_OnePodChangeIncremental(benchmark::State& state) {
   ReportPerEndpoint(state, Size(state), fakes::AllocationCount() - before);
 }
 BENCHMARK(BM_OnePodChangeIncremental)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
+// The memory the EndpointSlice controller keeps for a Service at or above
+// Options::incremental_min_pods (controllers/endpointslice): the ServiceEndpointsBuilder, and the
+// Service's slices materialized and fingerprinted. Heap bytes per pod by glibc's mallinfo2, with
+// real-world names (as BM_FullReconcileCloudNames).
+void BM_KeptServiceMemory(benchmark::State& state) {
+  Fixture fixture("web", Size(state), false);
+  fixture.ShuffleIps();
+  fixture.UseCloudNames();
+  const auto pods = static_cast<double>(Size(state));
+  double builder_bytes = 0;
+  double slice_bytes = 0;
+  for (auto _ : state) {
+    malloc_trim(0);
+    const std::size_t before = mallinfo2().uordblks;
+    reconcile::ServiceEndpointsBuilder builder(fixture.service);
+    builder.SetPods(fixture.pod_ptrs,
+                    [&fixture](std::string_view name) { return fixture.FindNode(name); });
+    malloc_trim(0);
+    const std::size_t built = mallinfo2().uordblks;
+    std::vector<model::EndpointSlice> slices =
+        Stored(reconcile::PlanSlices(builder.desired(), {}, reconcile::PlanOptions()));
+    std::vector<reconcile::SliceFingerprints> fingerprints;
+    for (const model::EndpointSlice& slice : slices) {
+      fingerprints.push_back(reconcile::FingerprintSlice(slice));
+    }
+    malloc_trim(0);
+    builder_bytes = static_cast<double>(built - before) / pods;
+    slice_bytes = static_cast<double>(mallinfo2().uordblks - built) / pods;
+    benchmark::DoNotOptimize(slices);
+    benchmark::DoNotOptimize(fingerprints);
+  }
+  state.counters["builder_bytes_per_pod"] = benchmark::Counter(builder_bytes);
+  state.counters["slice_bytes_per_pod"] = benchmark::Counter(slice_bytes);
+}
+BENCHMARK(BM_KeptServiceMemory)->Arg(10000)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 // 10k Services x 15 pods resynced with nothing changed: zero writes.
 void BM_ResyncUnchanged(benchmark::State& state) {

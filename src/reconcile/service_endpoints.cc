@@ -23,19 +23,6 @@
 namespace slicewright::reconcile {
 namespace {
 
-// The fields CompareEndpointIdentity reads, and nothing else.
-model::Endpoint IdentityOf(const model::Endpoint& endpoint) {
-  model::Endpoint identity;
-  identity.addresses = endpoint.addresses;
-  identity.hostname = endpoint.hostname;
-  if (endpoint.target_ref) {
-    model::ObjectReference& ref = identity.target_ref.emplace();
-    ref.namespace_ = endpoint.target_ref->namespace_;
-    ref.name = endpoint.target_ref->name;
-  }
-  return identity;
-}
-
 // The position of the endpoint with `identity` in a group sorted by identity, or of where it
 // would go.
 std::size_t LowerBound(const EndpointGroup& group, const model::Endpoint& identity) {
@@ -58,6 +45,17 @@ ServiceEndpointsBuilder::ServiceEndpointsBuilder(const model::Service& service,
   type_count_ = std::min(desired_.address_types.size(), kMaxTypes);
 }
 
+model::Endpoint ServiceEndpointsBuilder::IdentityEndpoint(const Identity& identity,
+                                                          std::string_view name) const {
+  model::Endpoint endpoint;
+  endpoint.addresses = identity.addresses;
+  endpoint.hostname = identity.hostname;
+  model::ObjectReference& ref = endpoint.target_ref.emplace();
+  ref.namespace_ = service_.metadata.namespace_;
+  ref.name = name;
+  return endpoint;
+}
+
 ServiceEndpointsBuilder::Derived ServiceEndpointsBuilder::Derive(const model::Pod& pod,
                                                                  const model::Node* node) const {
   Derived derived;
@@ -77,13 +75,16 @@ ServiceEndpointsBuilder::Derived ServiceEndpointsBuilder::Derive(const model::Po
   for (std::size_t i = 0; i < pod.status.pod_ips.size(); ++i) {
     const std::string& text = pod.status.pod_ips[i];
     if (!net::ParseIpSloppy(text) && derived.state.invalid_ips++ == 0) {
-      derived.state.first_invalid = internal::InvalidPodIpDetail(pod, i, text);
+      derived.state.first_invalid = model::RareString(internal::InvalidPodIpDetail(pod, i, text));
     }
   }
   for (std::size_t t = 0; t < type_count_; ++t) {
     model::Endpoint endpoint = PodToEndpoint(pod, node, service_, desired_.address_types[t]);
     if (!endpoint.addresses.empty()) {
-      derived.state.identity[t] = IdentityOf(endpoint);
+      // IdentityEndpoint rebuilds the targetRef from the pod's name and the Service's namespace.
+      SW_DCHECK(endpoint.target_ref && endpoint.target_ref->name == pod.metadata.name &&
+                endpoint.target_ref->namespace_ == service_.metadata.namespace_);
+      derived.state.identity[t] = Identity{endpoint.addresses, endpoint.hostname};
       derived.endpoints[t] = std::move(endpoint);
     }
   }
@@ -117,11 +118,13 @@ void ServiceEndpointsBuilder::Apply(const std::string& name, const PodState* old
   for (std::size_t t = 0; t < type_count_; ++t) {
     const bool had = old != nullptr && old->identity[t].has_value();
     const bool has = derived.endpoints[t].has_value();
+    const std::optional<model::Endpoint> old_identity =
+        had ? std::optional(IdentityEndpoint(*old->identity[t], name)) : std::nullopt;
     if (had && has && old->port_key == state.port_key &&
-        CompareEndpointIdentity(*old->identity[t], *state.identity[t]) == 0) {
+        CompareEndpointIdentity(*old_identity, *derived.endpoints[t]) == 0) {
       // Same identity, same group: replace in place (readiness, node or zone changes).
       EndpointGroup& group = GroupFor(*state.port_key, t);
-      const std::size_t position = LowerBound(group, *state.identity[t]);
+      const std::size_t position = LowerBound(group, *old_identity);
       SW_CHECK(position < group.endpoints.size());
       group.fingerprints.Replace(position, *derived.endpoints[t]);
       group.endpoints[position] = std::move(*derived.endpoints[t]);
@@ -129,14 +132,14 @@ void ServiceEndpointsBuilder::Apply(const std::string& name, const PodState* old
     }
     if (had) {
       EndpointGroup& group = GroupFor(*old->port_key, t);
-      const std::size_t position = LowerBound(group, *old->identity[t]);
+      const std::size_t position = LowerBound(group, *old_identity);
       SW_CHECK(position < group.endpoints.size());
       group.endpoints.erase(group.endpoints.begin() + static_cast<std::ptrdiff_t>(position));
       group.fingerprints.Erase(position);
     }
     if (has) {
       EndpointGroup& group = GroupFor(*state.port_key, t);
-      const std::size_t position = LowerBound(group, *state.identity[t]);
+      const std::size_t position = LowerBound(group, *derived.endpoints[t]);
       group.fingerprints.Insert(position, *derived.endpoints[t]);
       group.endpoints.insert(group.endpoints.begin() + static_cast<std::ptrdiff_t>(position),
                              std::move(*derived.endpoints[t]));
@@ -198,6 +201,8 @@ void ServiceEndpointsBuilder::RegroupPortSets(std::size_t old_count) {
         EndpointGroup& group = desired_.groups.emplace_back();
         group.address_type = desired_.address_types[t];
         group.ports = set.ports;
+        // Kept so by every change (LowerBound), and unique: an identity names its pod.
+        group.sorted_unique = true;
       }
     }
   }
@@ -216,7 +221,7 @@ EndpointGroup& ServiceEndpointsBuilder::GroupFor(const std::string& key, std::si
 void ServiceEndpointsBuilder::RebuildDiagnostics() {
   desired_.diagnostics.clear();
   std::int64_t invalid_ips = 0;
-  const std::string* first_invalid = nullptr;
+  const model::RareString* first_invalid = nullptr;
   for (const auto& [name, state] : problem_pods_) {
     if (state->node_not_found) {
       desired_.diagnostics.push_back(*state->node_not_found);
@@ -228,7 +233,7 @@ void ServiceEndpointsBuilder::RebuildDiagnostics() {
   }
   if (invalid_ips > 0) {
     desired_.diagnostics.push_back(
-        internal::InvalidPodIpsDiagnostic(service_, invalid_ips, *first_invalid));
+        internal::InvalidPodIpsDiagnostic(service_, invalid_ips, first_invalid->str()));
   }
 }
 

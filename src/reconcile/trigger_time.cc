@@ -49,21 +49,41 @@ model::Time TriggerTimeTracker::ComputeEndpointLastChangeTriggerTime(
   return Compute(namespace_, service, times);
 }
 
+TriggerTimeTracker::ServiceState TriggerTimeTracker::TakeState(const std::string& key,
+                                                               bool& known) {
+  // Only the map needs the lock: calls for one key never overlap, so the state is taken out,
+  // worked on without the lock, and put back.
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = states_.find(key);
+  known = it != states_.end();
+  return known ? std::move(it->second) : ServiceState();
+}
+
+model::Time TriggerTimeTracker::PutState(const std::string& key, bool known,
+                                         model::Time previous_service_time, ServiceState current,
+                                         const model::Service& service,
+                                         model::Time earliest_change) {
+  current.service_time = service.metadata.creation_timestamp.value_or(model::Time{});
+  if (current.service_time > previous_service_time) {
+    earliest_change = Earliest(earliest_change, current.service_time);
+  }
+  const model::Time service_time = current.service_time;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    states_.insert_or_assign(key, std::move(current));
+  }
+  // A new Service: its creation is the change being published.
+  if (!known) {
+    return service_time;
+  }
+  return earliest_change;
+}
+
 model::Time TriggerTimeTracker::Compute(std::string_view namespace_, const model::Service& service,
                                         std::span<const PodTime> pods) {
   const std::string key = model::NamespacedName(namespace_, service.metadata.name);
-  // Only the map needs the lock: calls for one key never overlap, so the state is taken out,
-  // worked on without the lock, and put back.
-  ServiceState previous;
   bool known = false;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = states_.find(key);
-    if (it != states_.end()) {
-      previous = std::move(it->second);
-      known = true;
-    }
-  }
+  const ServiceState previous = TakeState(key, known);
 
   ServiceState current;
   current.pod_times.reserve(pods.size());
@@ -80,21 +100,31 @@ model::Time TriggerTimeTracker::Compute(std::string_view namespace_, const model
       earliest_change = Earliest(earliest_change, pod_time);
     }
   }
-  current.service_time = service.metadata.creation_timestamp.value_or(model::Time{});
-  if (current.service_time > previous.service_time) {
-    earliest_change = Earliest(earliest_change, current.service_time);
-  }
-  const model::Time service_time = current.service_time;
+  return PutState(key, known, previous.service_time, std::move(current), service, earliest_change);
+}
 
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    states_.insert_or_assign(key, std::move(current));
+model::Time TriggerTimeTracker::ComputeForChangedPods(std::string_view namespace_,
+                                                      const model::Service& service,
+                                                      std::span<const PodTime> changed) {
+  const std::string key = model::NamespacedName(namespace_, service.metadata.name);
+  bool known = false;
+  ServiceState state = TakeState(key, known);
+  const model::Time previous_service_time = state.service_time;
+  // The pods not in `changed` have the times remembered, so they add no change, and the full
+  // computation would keep exactly those times: only `changed` needs a look.
+  model::Time earliest_change;
+  for (const PodTime& pod : changed) {
+    if (pod.time.IsZero()) {
+      state.pod_times.erase(std::string(pod.name));
+      continue;
+    }
+    auto [stored, inserted] = state.pod_times.try_emplace(std::string(pod.name), pod.time);
+    if (inserted || pod.time > stored->second) {
+      earliest_change = Earliest(earliest_change, pod.time);
+    }
+    stored->second = pod.time;
   }
-  // A new Service: its creation is the change being published.
-  if (!known) {
-    return service_time;
-  }
-  return earliest_change;
+  return PutState(key, known, previous_service_time, std::move(state), service, earliest_change);
 }
 
 void TriggerTimeTracker::DeleteService(std::string_view namespace_, std::string_view name) {

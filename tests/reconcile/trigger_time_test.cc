@@ -1,5 +1,7 @@
 #include "slicewright/reconcile/trigger_time.h"
 
+#include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -92,6 +94,63 @@ TEST(TriggerTimeTest, DeleteServiceAndNamespaces) {
   EXPECT_EQ(tracker.ComputeEndpointLastChangeTriggerTime("other", service, Pointers(pods)), T(1));
   tracker.DeleteService("ns", "svc");
   EXPECT_EQ(tracker.ComputeEndpointLastChangeTriggerTime("ns", service, Pointers(pods)), T(1));
+}
+
+// The incremental form agrees with the full one on random histories: pods come, go, change
+// their times (later, earlier, to none), the Service is re-created, and `changed` also names pods
+// that did not change (the caller marks every pod event, not only time changes).
+TEST(TriggerTimeTest, ChangedPodsAgreeWithFullComputation) {
+  std::mt19937 random(7);
+  TriggerTimeTracker full;
+  TriggerTimeTracker incremental;
+  std::map<std::string, model::Time> pods;  // name -> time (zero: no Ready time)
+  model::Service service = MakeService(T(0));
+  const auto compute_full = [&] {
+    std::vector<model::Pod> list;
+    for (const auto& [name, time] : pods) {
+      list.push_back(MakePod(name, time.IsZero() ? std::nullopt : std::optional(time)));
+    }
+    return full.ComputeEndpointLastChangeTriggerTime("ns", service, Pointers(list));
+  };
+  EXPECT_EQ(compute_full(), T(0));
+  {
+    std::vector<model::Pod> none;
+    EXPECT_EQ(incremental.ComputeEndpointLastChangeTriggerTime("ns", service, Pointers(none)),
+              T(0));
+  }
+  int nonzero_results = 0;
+  for (int step = 1; step < 400; ++step) {
+    std::vector<std::string> names;  // kept alive for the string_views below
+    const int events = 1 + static_cast<int>(random() % 4);
+    for (int e = 0; e < events; ++e) {
+      const std::string name = "pod" + std::to_string(random() % 12);
+      switch (random() % 4) {
+        case 0:
+          pods.erase(name);
+          break;  // deleted
+        case 1:
+          pods[name] = model::Time{};
+          break;  // no Ready time
+        case 2:
+          pods[name] = T(step - static_cast<int>(random() % 5));
+          break;  // later or earlier
+        default:
+          break;  // an event, no change
+      }
+      names.push_back(name);
+    }
+    if (step % 97 == 0) service = MakeService(T(step));  // re-created
+    std::vector<TriggerTimeTracker::PodTime> changed;
+    for (const std::string& name : names) {
+      const auto it = pods.find(name);
+      changed.push_back({name, it == pods.end() ? model::Time{} : it->second});
+    }
+    const model::Time expected = compute_full();
+    EXPECT_EQ(incremental.ComputeForChangedPods("ns", service, changed), expected)
+        << "step " << step;
+    if (!expected.IsZero()) ++nonzero_results;
+  }
+  EXPECT_GT(nonzero_results, 100);  // the histories do report changes
 }
 
 }  // namespace

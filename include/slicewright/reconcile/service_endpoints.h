@@ -16,6 +16,7 @@
 
 #include "slicewright/model/core.h"
 #include "slicewright/model/discovery.h"
+#include "slicewright/model/rare.h"
 #include "slicewright/model/time.h"
 #include "slicewright/reconcile/desired.h"
 #include "slicewright/reconcile/pod_source.h"
@@ -58,19 +59,26 @@ class ServiceEndpointsBuilder final {
   static constexpr std::size_t kMaxTypes = 2;
   static constexpr std::size_t kNoRank = ~std::size_t{0};
 
-  // What one pod contributes. Its implicit moves are noexcept through model::Endpoint's, which
-  // never allocate (discovery.h); clang-tidy cannot see into Boost's small_vector.
+  // The identity fields of a pod's endpoint besides its targetRef, which names the pod itself
+  // (the Service's namespace, the pod's name): enough to find the endpoint in its group.
+  struct Identity {  // NOLINT(bugprone-exception-escape): as PodState
+    model::EndpointAddresses addresses;
+    std::optional<std::string> hostname;
+  };
+
+  // What one pod contributes, kept per pod: small, since large Services keep one per pod for as
+  // long as they exist. Its implicit moves are noexcept through small_vector's, which never
+  // allocate for one address; clang-tidy cannot see into Boost's small_vector.
   struct PodState {  // NOLINT(bugprone-exception-escape)
     // The PortMapKey of the pod's port set; nullopt when the pod is not in endpoints at all.
     std::optional<std::string> port_key;
-    // Per address type, the identity fields of the pod's endpoint (addresses, hostname,
-    // targetRef namespace and name), to find it in its group; nullopt when there is none.
-    std::array<std::optional<model::Endpoint>, kMaxTypes> identity;
+    // Per address type, the identity of the pod's endpoint; nullopt when there is none.
+    std::array<std::optional<Identity>, kMaxTypes> identity;
     // The NodeNotFound diagnostic, when the pod was skipped for a missing Node.
-    std::optional<Diagnostic> node_not_found;
+    model::OptionalBox<Diagnostic> node_not_found;
     // Invalid pod IPs: how many, and the first one named.
     std::int64_t invalid_ips = 0;
-    std::string first_invalid;
+    model::RareString first_invalid;
   };
 
   // A port set and how many pods are in it (a group exists while one is, spec §3.6).
@@ -88,6 +96,8 @@ class ServiceEndpointsBuilder final {
   };
 
   Derived Derive(const model::Pod& pod, const model::Node* node) const;
+  // The endpoint CompareEndpointIdentity orders as the endpoint of pod `name` with `identity`.
+  model::Endpoint IdentityEndpoint(const Identity& identity, std::string_view name) const;
   // Applies `derived` as the state of pod `name` (replacing `old`, if any).
   void Apply(const std::string& name, const PodState* old, Derived&& derived);
   void AcquirePortSet(const std::string& key, std::vector<model::EndpointPort>&& ports);

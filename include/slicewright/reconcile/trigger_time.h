@@ -35,6 +35,20 @@ class TriggerTimeTracker final {
                                                    const model::Service& service,
                                                    std::span<const model::CompactPod* const> pods);
 
+  // A pod's name and trigger time (its Ready condition's lastTransitionTime; zero: none).
+  struct PodTime {
+    std::string_view name;
+    model::Time time;
+  };
+
+  // The incremental form, for a caller that tracks which pods changed: the same result and the
+  // same remembered state as ComputeEndpointLastChangeTriggerTime over all the Service's pods,
+  // given only the pods that changed since the previous call for this Service. A pod deleted, or
+  // no longer selected, comes with a zero time. The first call for a Service must be the full one
+  // (a Service seen for the first time gives its creationTimestamp either way).
+  model::Time ComputeForChangedPods(std::string_view namespace_, const model::Service& service,
+                                    std::span<const PodTime> changed);
+
   // Forgets the Service (it was deleted).
   void DeleteService(std::string_view namespace_, std::string_view name);
 
@@ -44,13 +58,14 @@ class TriggerTimeTracker final {
     std::unordered_map<std::string, model::Time> pod_times;  // pod name -> trigger time
   };
 
-  // A pod's name and trigger time (zero: none), whichever form the pod came in.
-  struct PodTime {
-    std::string_view name;
-    model::Time time;
-  };
   model::Time Compute(std::string_view namespace_, const model::Service& service,
                       std::span<const PodTime> pods);
+  // Takes the Service's state out of the map (an empty one when !known), and puts `current`
+  // back with the Service's time, returning the trigger time (see above).
+  ServiceState TakeState(const std::string& key, bool& known);
+  model::Time PutState(const std::string& key, bool known, model::Time previous_service_time,
+                       ServiceState current, const model::Service& service,
+                       model::Time earliest_change);
 
   mutable std::mutex mu_;
   std::unordered_map<std::string, ServiceState> states_;  // "namespace/name"; guarded by mu_

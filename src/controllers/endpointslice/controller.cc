@@ -3,14 +3,17 @@
 #include <algorithm>
 #include <memory>
 #include <set>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "slicewright/base/log.h"
 #include "slicewright/labels/selector.h"
 #include "slicewright/model/well_known.h"
+#include "slicewright/reconcile/fingerprint.h"
 #include "slicewright/reconcile/planner.h"
 #include "slicewright/reconcile/pod_source.h"
+#include "slicewright/reconcile/service_endpoints.h"
 
 #include "controllers/common/apply_plan.h"
 #include "controllers/common/pod_services.h"
@@ -35,6 +38,24 @@ const std::string& NodeZone(const model::Node& node) {
 
 }  // namespace
 
+// What a large Service keeps between syncs. Only the sync of its key reads or writes it (the work
+// queue never runs a key twice at once), except `marked_pods`, which the pod handlers fill.
+struct Controller::IncrementalState {
+  // Guarded by incremental_mu_: pods changed since the last sync took them.
+  std::set<std::string> marked_pods;
+  // What `builder` was built from; a change of either means building it again.
+  std::string service_uid;
+  std::string service_resource_version;
+  std::uint64_t node_generation = 0;
+  // nullopt until built (or after a failed build).
+  std::optional<reconcile::ServiceEndpointsBuilder> builder;
+  // The Service's slices as the cache holds them, in name order, each materialized and
+  // fingerprinted once per cached version (`slice_sources` identifies the version).
+  std::vector<SlicePtr> slice_sources;
+  std::vector<model::EndpointSlice> slices;
+  std::vector<reconcile::SliceFingerprints> fingerprints;
+};
+
 Result<std::unique_ptr<Controller>> Controller::Create(Options options, Deps deps) {
   if (deps.client == nullptr || deps.informers == nullptr) {
     return Status(StatusCode::kInvalid,
@@ -44,6 +65,9 @@ Result<std::unique_ptr<Controller>> Controller::Create(Options options, Deps dep
       CheckFlagRange("--concurrent-service-endpoint-syncs", options.concurrent_syncs, 1, 50));
   SW_RETURN_IF_ERROR(
       CheckFlagRange("--max-endpoints-per-slice", options.max_endpoints_per_slice, 1, 1000));
+  if (options.incremental_min_pods < 0) {
+    return Status(StatusCode::kInvalid, "endpointslice controller: incremental_min_pods < 0");
+  }
   if (options.batch_period.count() < 0) {
     return Status(StatusCode::kInvalid,
                   "--endpointslice-updates-batch-period must not be negative");
@@ -112,11 +136,17 @@ void Controller::RegisterHandlers() {
   services_.AddEventHandler(std::move(services));
 
   cache::EventHandler<model::CompactPod> pods;
-  pods.on_add = [this](const auto& pod, bool) { EnqueueServicesForPod(*pod); };
+  pods.on_add = [this](const auto& pod, bool) {
+    MarkPodChanged(*pod, nullptr);
+    EnqueueServicesForPod(*pod);
+  };
   pods.on_update = [this](const auto& old_pod, const auto& new_pod) {
     OnPodUpdate(*old_pod, *new_pod);
   };
-  pods.on_delete = [this](const auto& pod, bool) { EnqueueServicesForPod(*pod); };
+  pods.on_delete = [this](const auto& pod, bool) {
+    MarkPodChanged(*pod, nullptr);
+    EnqueueServicesForPod(*pod);
+  };
   pods_.AddEventHandler(std::move(pods));
 
   cache::EventHandler<cache::CompactEndpointSlice> slices;
@@ -154,6 +184,9 @@ void Controller::EnqueueServicesForPod(const model::CompactPod& pod) {
 // Spec §10: which Services a pod update concerns.
 void Controller::OnPodUpdate(const model::CompactPod& old_pod, const model::CompactPod& new_pod) {
   if (old_pod.resource_version() == new_pod.resource_version()) return;  // a resync
+  // Every change counts for the kept Services, even one that enqueues nothing: their next sync
+  // re-derives only marked pods, and must see the pod as it is then.
+  MarkPodChanged(new_pod, &old_pod.labels());
   const std::vector<ServiceSnapshot> services =
       services_.store().ListNamespace(new_pod.namespace_());
   // The cache keeps only the annotations a plugin reads (network status): a change shows in
@@ -181,6 +214,7 @@ void Controller::OnSliceDelete(const model::ObjectMeta& slice) {
 }
 
 void Controller::OnNodesChanged() {
+  node_generation_.fetch_add(1);
   const std::vector<std::shared_ptr<const model::Node>> nodes = nodes_.store().List();
   std::vector<const model::Node*> raw;
   raw.reserve(nodes.size());
@@ -189,6 +223,140 @@ void Controller::OnNodesChanged() {
   for (const std::string& key : topology_.GetOverloadedServices()) {
     EnqueueService(key, Clock::Duration::zero());
   }
+}
+
+// ---- Incremental state ----
+
+bool Controller::IncrementalEnabled() const {
+  return options_.incremental_min_pods > 0 && !deps_.plugin.adapt_pod;
+}
+
+Controller::IncrementalPtr Controller::FindIncremental(const std::string& key, bool create) {
+  std::lock_guard<std::mutex> lock(incremental_mu_);
+  auto it = incremental_.find(key);
+  if (!create) return it == incremental_.end() ? nullptr : it->second;
+  if (it == incremental_.end()) {
+    it = incremental_.emplace(key, std::make_shared<IncrementalState>()).first;
+  }
+  // A build reads every pod after this point, so older marks are covered.
+  it->second->marked_pods.clear();
+  return it->second;
+}
+
+void Controller::DropIncremental(const std::string& key) {
+  std::lock_guard<std::mutex> lock(incremental_mu_);
+  incremental_.erase(key);
+}
+
+void Controller::MarkPodChanged(const model::CompactPod& pod, const model::StringMap* old_labels) {
+  {
+    std::lock_guard<std::mutex> lock(incremental_mu_);
+    if (incremental_.empty()) return;
+  }
+  const std::vector<ServiceSnapshot> services = services_.store().ListNamespace(pod.namespace_());
+  std::vector<std::string> keys = ServicesSelectingPod(services, pod.labels());
+  if (old_labels != nullptr && *old_labels != pod.labels()) {
+    for (std::string& key : ServicesSelectingPod(services, *old_labels)) {
+      keys.push_back(std::move(key));
+    }
+  }
+  std::lock_guard<std::mutex> lock(incremental_mu_);
+  for (const std::string& key : keys) {
+    auto it = incremental_.find(key);
+    if (it != incremental_.end()) it->second->marked_pods.insert(pod.name());
+  }
+}
+
+void Controller::RefreshSlices(IncrementalState& state, const std::string& namespace_,
+                               const std::string& name) const {
+  std::vector<SlicePtr> current;
+  for (SlicePtr& slice :
+       slices_.store().ByIndex(kSliceIndex, model::NamespacedName(namespace_, name))) {
+    if (ManagedBy(slice->metadata, options_.managed_by) && !slice->metadata.deletion_timestamp) {
+      current.push_back(std::move(slice));
+    }
+  }
+  std::sort(current.begin(), current.end(),
+            [](const auto& a, const auto& b) { return a->metadata.name < b->metadata.name; });
+  if (current == state.slice_sources) return;
+  // The cache replaces an object on every change, so the same pointer is the same version.
+  std::unordered_map<const cache::CompactEndpointSlice*, std::size_t> previous;
+  for (std::size_t i = 0; i < state.slice_sources.size(); ++i) {
+    previous.emplace(state.slice_sources[i].get(), i);
+  }
+  std::vector<model::EndpointSlice> slices;
+  std::vector<reconcile::SliceFingerprints> fingerprints;
+  slices.reserve(current.size());
+  fingerprints.reserve(current.size());
+  for (const SlicePtr& slice : current) {
+    const auto kept = previous.find(slice.get());
+    if (kept != previous.end()) {
+      slices.push_back(std::move(state.slices[kept->second]));
+      fingerprints.push_back(std::move(state.fingerprints[kept->second]));
+    } else {
+      slices.push_back(slice->ToSlice());
+      fingerprints.push_back(reconcile::FingerprintSlice(slices.back()));
+    }
+  }
+  state.slice_sources = std::move(current);
+  state.slices = std::move(slices);
+  state.fingerprints = std::move(fingerprints);
+}
+
+void Controller::DeriveIncremental(
+    IncrementalState& state, const model::Service& service,
+    const std::vector<std::shared_ptr<const model::CompactPod>>& cached, bool full) {
+  const std::string& namespace_ = service.metadata.namespace_;
+  // Nodes are looked up in the cache; the snapshots stay alive until the builder has read them.
+  std::vector<std::shared_ptr<const model::Node>> node_snapshots;
+  const auto find_node = [this, &node_snapshots](std::string_view node_name) -> const model::Node* {
+    if (node_name.empty()) return nullptr;
+    std::shared_ptr<const model::Node> node = nodes_.store().Get({}, node_name);
+    if (node == nullptr) return nullptr;
+    node_snapshots.push_back(node);
+    return node.get();
+  };
+  model::Time trigger_time;
+  if (full) {
+    std::vector<model::Pod> pods;
+    pods.reserve(cached.size());
+    std::vector<const model::CompactPod*> compact_ptrs;
+    compact_ptrs.reserve(cached.size());
+    for (const auto& pod : cached) {
+      pods.push_back(pod->ToPod());
+      compact_ptrs.push_back(pod.get());
+    }
+    std::vector<const model::Pod*> pod_ptrs;
+    pod_ptrs.reserve(pods.size());
+    for (const model::Pod& pod : pods) pod_ptrs.push_back(&pod);
+    reconcile::ServiceSourceOptions source;
+    source.managed_by = options_.managed_by;
+    state.builder.emplace(service, source);
+    state.builder->SetPods(pod_ptrs, find_node);
+    trigger_time =
+        trigger_times_.ComputeEndpointLastChangeTriggerTime(namespace_, service, compact_ptrs);
+  } else {
+    std::set<std::string> marked;
+    {
+      std::lock_guard<std::mutex> lock(incremental_mu_);
+      marked.swap(state.marked_pods);
+    }
+    const model::StringMap& selector = *service.spec.selector;
+    std::vector<reconcile::TriggerTimeTracker::PodTime> changed;
+    changed.reserve(marked.size());
+    for (const std::string& name : marked) {
+      const std::shared_ptr<const model::CompactPod> pod = pods_.store().Get(namespace_, name);
+      if (pod != nullptr && labels::SelectorMatchesMap(selector, pod->labels())) {
+        state.builder->SetPod(pod->ToPod(), find_node(pod->node_name()));
+        changed.push_back({name, pod->ready_transition_time().value_or(model::Time{})});
+      } else {
+        state.builder->RemovePod(name);
+        changed.push_back({name, model::Time{}});
+      }
+    }
+    trigger_time = trigger_times_.ComputeForChangedPods(namespace_, service, changed);
+  }
+  state.builder->SetTriggerTime(trigger_time);
 }
 
 // ---- Sync ----
@@ -216,6 +384,7 @@ std::vector<model::EndpointSlice> Controller::OurSlices(const std::string& names
 
 void Controller::ForgetService(const std::string& namespace_, const std::string& name,
                                const std::string& key) {
+  DropIncremental(key);
   trigger_times_.DeleteService(namespace_, name);
   metrics_cache_.DeleteService(key);
   topology_.RemoveService(key);
@@ -289,15 +458,69 @@ Status Controller::SyncService(const std::string& key, bool& stale) {
   // (2) guard
   if (!Owns(*service)) return ReleaseService(*service, key);
   if (service->spec.type == "ExternalName" || !service->spec.selector.has_value()) {
+    DropIncremental(key);
     return Status();
   }
   const model::StringMap& selector = *service->spec.selector;
+  const reconcile::TopologyInput topology = topology_.Snapshot(key);
+  reconcile::PlanOptions plan_options;
+  plan_options.max_endpoints_per_slice = options_.max_endpoints_per_slice;
+  plan_options.managed_by = options_.managed_by;
+  plan_options.topology = &topology;
+  const auto stale_error = [&] {
+    stale = true;
+    return Status(StatusCode::kUnavailable,
+                  "the EndpointSlice cache is behind our own writes for " + key + "; retrying");
+  };
+
+  // A kept Service re-derives only the pods marked since its last sync.
+  IncrementalPtr state;
+  const std::uint64_t node_generation = node_generation_.load();
+  if (IncrementalEnabled()) {
+    state = FindIncremental(key, /*create=*/false);
+    if (state != nullptr && state->builder && state->service_uid == service->metadata.uid &&
+        state->service_resource_version == service->metadata.resource_version &&
+        state->node_generation == node_generation) {
+      RefreshSlices(*state, namespace_, name);
+      if (tracker_.StaleSlices(*service, state->slices)) return stale_error();
+      DeriveIncremental(*state, *service, {}, /*full=*/false);
+      plan_options.existing_fingerprints = &state->fingerprints;
+      const reconcile::Plan plan =
+          reconcile::PlanSlices(state->builder->desired(), state->slices, plan_options);
+      if (state->builder->pod_count() < static_cast<std::size_t>(options_.incremental_min_pods)) {
+        DropIncremental(key);
+      }
+      return ApplyAndRecord(*service, key, plan);
+    }
+    // Marks are recorded from here on, before the pods are listed.
+    state = FindIncremental(key, /*create=*/true);
+    state->builder.reset();
+  }
+
   // The cached pods, in name order; they stay alive for the rest of this sync.
   std::vector<std::shared_ptr<const model::CompactPod>> cached = pods_.store().ListNamespace(
       namespace_,
       [&](const model::CompactPod& p) { return labels::SelectorMatchesMap(selector, p.labels()); });
   std::sort(cached.begin(), cached.end(),
             [](const auto& a, const auto& b) { return a->name() < b->name(); });
+
+  if (state != nullptr) {
+    if (cached.size() >= static_cast<std::size_t>(options_.incremental_min_pods)) {
+      RefreshSlices(*state, namespace_, name);
+      if (tracker_.StaleSlices(*service, state->slices)) return stale_error();
+      state->service_uid = service->metadata.uid;
+      state->service_resource_version = service->metadata.resource_version;
+      state->node_generation = node_generation;
+      DeriveIncremental(*state, *service, cached, /*full=*/true);
+      plan_options.existing_fingerprints = &state->fingerprints;
+      const reconcile::Plan plan =
+          reconcile::PlanSlices(state->builder->desired(), state->slices, plan_options);
+      return ApplyAndRecord(*service, key, plan);
+    }
+    DropIncremental(key);
+    state.reset();
+  }
+
   // Without a plugin that rewrites pods, the reconciler reads the cached pods in place. A plugin
   // gets each as a model::Pod, and the reconciler reads what it returns.
   std::vector<const model::CompactPod*> compact_ptrs;
@@ -325,11 +548,7 @@ Status Controller::SyncService(const std::string& key, bool& stale) {
   }
 
   const std::vector<model::EndpointSlice> existing = OurSlices(namespace_, name);
-  if (tracker_.StaleSlices(*service, existing)) {
-    stale = true;
-    return Status(StatusCode::kUnavailable,
-                  "the EndpointSlice cache is behind our own writes for " + key + "; retrying");
-  }
+  if (tracker_.StaleSlices(*service, existing)) return stale_error();
 
   // (3) decide
   reconcile::ServiceSourceOptions source;
@@ -351,13 +570,12 @@ Status Controller::SyncService(const std::string& key, bool& stale) {
       deps_.plugin.adapt_pod
           ? reconcile::DesiredFromService(*service, pod_ptrs, find_node, source)
           : reconcile::DesiredFromService(*service, compact_ptrs, find_node, source);
-  const reconcile::TopologyInput topology = topology_.Snapshot(key);
-  reconcile::PlanOptions plan_options;
-  plan_options.max_endpoints_per_slice = options_.max_endpoints_per_slice;
-  plan_options.managed_by = options_.managed_by;
-  plan_options.topology = &topology;
   const reconcile::Plan plan = reconcile::PlanSlices(std::move(desired), existing, plan_options);
+  return ApplyAndRecord(*service, key, plan);
+}
 
+Status Controller::ApplyAndRecord(const model::Service& service, const std::string& key,
+                                  const reconcile::Plan& plan) {
   // (4) act
   ApplyCounts counts;
   Status applied = ApplyPlan(plan, slices_client_, tracker_, &counts);
@@ -367,14 +585,14 @@ Status Controller::SyncService(const std::string& key, bool& stale) {
     metrics_->RecordPlan(plan, counts.created, counts.updated, counts.deleted);
   }
   for (const reconcile::Diagnostic& diagnostic : plan.diagnostics) {
-    Record(*service,
+    Record(service,
            diagnostic.severity == reconcile::Diagnostic::Severity::kWarning
                ? runtime::EventType::kWarning
                : runtime::EventType::kNormal,
            diagnostic.reason, diagnostic.message);
   }
   if (!applied.ok()) {
-    Record(*service, runtime::EventType::kWarning, "FailedToUpdateEndpointSlices",
+    Record(service, runtime::EventType::kWarning, "FailedToUpdateEndpointSlices",
            "Error updating Endpoint Slices for Service " + key + ": " + applied.ToString());
     return applied;
   }

@@ -5,10 +5,14 @@
 // reconcile::PlanSlices and writes with ApplyPlan. Thread-safe.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "slicewright/base/clock.h"
@@ -17,6 +21,7 @@
 #include "slicewright/client/rest_client.h"
 #include "slicewright/client/typed_client.h"
 #include "slicewright/reconcile/metrics_cache.h"
+#include "slicewright/reconcile/plan.h"
 #include "slicewright/reconcile/topology_cache.h"
 #include "slicewright/reconcile/tracker.h"
 #include "slicewright/reconcile/trigger_time.h"
@@ -84,6 +89,9 @@ class Controller final {
              std::unique_ptr<ControllerMetrics> metrics);
   // Sync without the result metric; sets `stale` when the slice cache lagged our writes.
   Status SyncService(const std::string& key, bool& stale);
+  // Steps (4) and (5) of a sync: writes `plan` and records its metrics, Events and caches.
+  Status ApplyAndRecord(const model::Service& service, const std::string& key,
+                        const reconcile::Plan& plan);
   void RegisterHandlers();
 
   // Handlers: keys only.
@@ -93,6 +101,24 @@ class Controller final {
   void OnSliceChange(const model::ObjectMeta* old_slice, const model::ObjectMeta& slice);
   void OnSliceDelete(const model::ObjectMeta& slice);
   void OnNodesChanged();
+
+  // A large Service's state kept between syncs (Options::incremental_min_pods).
+  struct IncrementalState;
+  using IncrementalPtr = std::shared_ptr<IncrementalState>;
+  bool IncrementalEnabled() const;
+  // The Service's state; a new, empty one (its marks recorded from now on) when `create`.
+  IncrementalPtr FindIncremental(const std::string& key, bool create);
+  void DropIncremental(const std::string& key);
+  // Records pod `name` as changed for the kept Services selecting `labels` (and `old_labels`).
+  void MarkPodChanged(const model::CompactPod& pod, const model::StringMap* old_labels);
+  // Brings `state`'s copy of the Service's slices up to date with the cache: only the slices
+  // whose cached version changed are read again and fingerprinted.
+  void RefreshSlices(IncrementalState& state, const std::string& namespace_,
+                     const std::string& name) const;
+  // Builds `state` from every pod in `cached`, or re-derives only its marked pods (`full` false).
+  void DeriveIncremental(IncrementalState& state, const model::Service& service,
+                         const std::vector<std::shared_ptr<const model::CompactPod>>& cached,
+                         bool full);
 
   // KEP-4770: another controller owns the Service; delete what we wrote for it and forget it.
   Status ReleaseService(const model::Service& service, const std::string& key);
@@ -118,6 +144,10 @@ class Controller final {
   reconcile::TopologyCache topology_;
   reconcile::MetricsCache metrics_cache_;
   std::unique_ptr<ControllerMetrics> metrics_;  // null without a registry
+  // Bumped by every Node change that may move a pod's endpoint: kept Services re-derive all.
+  std::atomic<std::uint64_t> node_generation_{0};
+  mutable std::mutex incremental_mu_;
+  std::unordered_map<std::string, IncrementalPtr> incremental_;  // by key; guarded
 };
 
 }  // namespace slicewright::controllers::endpointslice

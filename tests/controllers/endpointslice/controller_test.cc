@@ -96,6 +96,65 @@ TEST_F(EndpointSliceControllerTest, SlicesFollowThePods) {
   ASSERT_TRUE(Eventually([&] { return SlicesOf("web").empty(); }));
 }
 
+// A Service kept between syncs (incremental_min_pods = 1: every Service) re-derives only the pods
+// that changed, and still follows every kind of change: readiness, deletion, a relabelled pod,
+// a Node's zone (all pods again), the Service's selector (all pods again).
+TEST_F(EndpointSliceControllerTest, KeptServiceFollowsPodNodeAndServiceChanges) {
+  Options options;
+  options.incremental_min_pods = 1;
+  auto running = StartController(options);
+  CreateService("web");
+  CreatePod("web-1", "web", "node-a", "10.0.0.1");
+  CreatePod("web-2", "web", "node-b", "10.0.0.2");
+  CreatePod("web-3", "web", "node-a", "10.0.0.3", /*ready=*/false);
+  ASSERT_TRUE(Eventually([&] {
+    return ReadyAddresses("web") == std::multiset<std::string>{"10.0.0.1", "10.0.0.2"};
+  }));
+
+  Result<model::Pod> pod = pods_->Get("default", "web-3");
+  ASSERT_TRUE(pod.ok());
+  SetPodStatus(*pod, "10.0.0.3", true);
+  client::DeleteOptions now;
+  now.grace_period_seconds = 0;
+  ASSERT_TRUE(pods_->Delete("default", "web-1", now).ok());
+  ASSERT_TRUE(Eventually([&] {
+    return ReadyAddresses("web") == std::multiset<std::string>{"10.0.0.2", "10.0.0.3"};
+  }));
+
+  // Relabelled out of the selector.
+  pod = pods_->Get("default", "web-2");
+  ASSERT_TRUE(pod.ok());
+  pod->metadata.labels["app"] = "other";
+  ASSERT_TRUE(pods_->Update(*pod).ok());
+  ASSERT_TRUE(
+      Eventually([&] { return ReadyAddresses("web") == std::multiset<std::string>{"10.0.0.3"}; }));
+
+  // A Node moves zone: its pods' endpoints follow.
+  Result<model::Node> node = nodes_->Get("", "node-a");
+  ASSERT_TRUE(node.ok());
+  node->metadata.labels[std::string(model::kLabelTopologyZone)] = "zone-c";
+  ASSERT_TRUE(nodes_->Update(*node).ok());
+  ASSERT_TRUE(Eventually([&] {
+    const std::vector<model::EndpointSlice> slices = OurSlicesOf("web");
+    return slices.size() == 1 && slices[0].endpoints.size() == 1 &&
+           slices[0].endpoints[0].zone == "zone-c";
+  }));
+
+  // The Service selects the relabelled pod instead.
+  Result<model::Service> service = services_->Get("default", "web");
+  ASSERT_TRUE(service.ok());
+  service->spec.selector = model::StringMap{{"app", "other"}};
+  ASSERT_TRUE(services_->Update(*service).ok());
+  ASSERT_TRUE(
+      Eventually([&] { return ReadyAddresses("web") == std::multiset<std::string>{"10.0.0.2"}; }));
+
+  // And a pod created after that is picked up by a kept Service too.
+  CreatePod("web-4", "other", "node-b", "10.0.0.4");
+  ASSERT_TRUE(Eventually([&] {
+    return ReadyAddresses("web") == std::multiset<std::string>{"10.0.0.2", "10.0.0.4"};
+  }));
+}
+
 // KEP-4770: the label hands the Service to another controller (our slices are deleted, its slices
 // untouched); removing it hands the Service back.
 TEST_F(EndpointSliceControllerTest, EndpointControllerNameLabelHandsTheServiceOver) {
@@ -196,6 +255,9 @@ TEST_F(EndpointSliceControllerTest, RejectsBadOptions) {
   EXPECT_EQ(Controller::Create(options, deps).status().code(), StatusCode::kInvalid);
   options = {};
   options.concurrent_syncs = 0;
+  EXPECT_EQ(Controller::Create(options, deps).status().code(), StatusCode::kInvalid);
+  options = {};
+  options.incremental_min_pods = -1;
   EXPECT_EQ(Controller::Create(options, deps).status().code(), StatusCode::kInvalid);
   EXPECT_EQ(Controller::Create({}, Deps{}).status().code(), StatusCode::kInvalid);
 }

@@ -446,7 +446,11 @@ class ConvergenceTest : public testing::ControllerTest {
 // Random churn (pods added, deleted, terminating, readiness and IPs flipped, relabelled;
 // selectors changed; KEP-4770's label added and removed; the controller restarted with another
 // --max-endpoints-per-slice) ends with the slices the library computes from the final objects.
-TEST_F(ConvergenceTest, SlicesMatchTheLibraryAfterRandomChurn) {
+// 0: every sync derives every pod; 1: every Service keeps its derived state; 12: Services cross
+// the threshold both ways as pods come and go and selectors change.
+class ChurnTest : public ConvergenceTest, public ::testing::WithParamInterface<int> {};
+
+TEST_P(ChurnTest, SlicesMatchTheLibraryAfterRandomChurn) {
   const std::uint64_t seed = ChurnSeed();
   std::cout << "churn seed " << seed << " (SW_CHURN_SEED=" << seed << " replays it)\n";
   SCOPED_TRACE("SW_CHURN_SEED=" + std::to_string(seed));
@@ -458,6 +462,7 @@ TEST_F(ConvergenceTest, SlicesMatchTheLibraryAfterRandomChurn) {
   }
   Options options;
   options.max_endpoints_per_slice = kFirstMaxEndpoints;
+  options.incremental_min_pods = GetParam();
   auto running = StartController(options);
   for (int i = 0; i < kInitialPods; ++i) AddPod();
 
@@ -485,6 +490,11 @@ TEST_F(ConvergenceTest, SlicesMatchTheLibraryAfterRandomChurn) {
   }
   ExpectPackingInvariants(kFinalMaxEndpoints);
 }
+
+INSTANTIATE_TEST_SUITE_P(IncrementalMinPods, ChurnTest, ::testing::Values(0, 1, 12),
+                         [](const ::testing::TestParamInfo<int>& param_info) {
+                           return "MinPods" + std::to_string(param_info.param);
+                         });
 
 }  // namespace
 }  // namespace slicewright::controllers::endpointslice
