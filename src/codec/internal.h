@@ -37,6 +37,10 @@ struct SyntaxError {
 };
 std::optional<SyntaxError> FindJsonSyntaxError(std::string_view text);
 
+// EncodeEndpointSlice through an ordered_json document: the reference the streaming encoder is
+// tested against, byte for byte.
+std::string EncodeEndpointSliceDocument(const model::EndpointSlice& slice);
+
 // How a plain (unquoted, untagged) YAML scalar resolves, following go-yaml v2 as kubectl and
 // sigs.k8s.io/yaml use it: YAML 1.1 booleans (yes/no/on/off/y/n in three casings), null/~/"",
 // integers with 0x/0o/0b/leading-0-octal and '_' separators, and floats in YAML style.
