@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 #include <set>
+#include <span>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -136,17 +137,11 @@ void Controller::RegisterHandlers() {
   services_.AddEventHandler(std::move(services));
 
   cache::EventHandler<model::CompactPod> pods;
-  pods.on_add = [this](const auto& pod, bool) {
-    MarkPodChanged(*pod, nullptr);
-    EnqueueServicesForPod(*pod);
-  };
+  pods.on_add = [this](const auto& pod, bool) { EnqueueServicesForPod(*pod); };
   pods.on_update = [this](const auto& old_pod, const auto& new_pod) {
     OnPodUpdate(*old_pod, *new_pod);
   };
-  pods.on_delete = [this](const auto& pod, bool) {
-    MarkPodChanged(*pod, nullptr);
-    EnqueueServicesForPod(*pod);
-  };
+  pods.on_delete = [this](const auto& pod, bool) { EnqueueServicesForPod(*pod); };
   pods_.AddEventHandler(std::move(pods));
 
   cache::EventHandler<cache::CompactEndpointSlice> slices;
@@ -176,7 +171,9 @@ void Controller::EnqueueService(const std::string& key, Clock::Duration delay) {
 
 void Controller::EnqueueServicesForPod(const model::CompactPod& pod) {
   const std::vector<ServiceSnapshot> services = services_.store().ListNamespace(pod.namespace_());
-  for (const std::string& key : ServicesSelectingPod(services, pod.labels())) {
+  const std::vector<std::string> keys = ServicesSelectingPod(services, pod.labels());
+  MarkPodChanged(pod.name(), keys);
+  for (const std::string& key : keys) {
     EnqueueService(key, options_.batch_period);
   }
 }
@@ -184,11 +181,16 @@ void Controller::EnqueueServicesForPod(const model::CompactPod& pod) {
 // Spec §10: which Services a pod update concerns.
 void Controller::OnPodUpdate(const model::CompactPod& old_pod, const model::CompactPod& new_pod) {
   if (old_pod.resource_version() == new_pod.resource_version()) return;  // a resync
-  // Every change counts for the kept Services, even one that enqueues nothing: their next sync
-  // re-derives only marked pods, and must see the pod as it is then.
-  MarkPodChanged(new_pod, &old_pod.labels());
   const std::vector<ServiceSnapshot> services =
       services_.store().ListNamespace(new_pod.namespace_());
+  // Every change counts for the kept Services, even one that enqueues nothing: their next sync
+  // re-derives only marked pods, and must see the pod as it is then.
+  if (AnyKept()) {
+    MarkPodChanged(new_pod.name(), ServicesSelectingPod(services, new_pod.labels()));
+    if (old_pod.labels() != new_pod.labels()) {
+      MarkPodChanged(new_pod.name(), ServicesSelectingPod(services, old_pod.labels()));
+    }
+  }
   // The cache keeps only the annotations a plugin reads (network status): a change shows in
   // the endpoints.
   for (const std::string& key :
@@ -248,23 +250,27 @@ void Controller::DropIncremental(const std::string& key) {
   incremental_.erase(key);
 }
 
-void Controller::MarkPodChanged(const model::CompactPod& pod, const model::StringMap* old_labels) {
-  {
-    std::lock_guard<std::mutex> lock(incremental_mu_);
-    if (incremental_.empty()) return;
-  }
-  const std::vector<ServiceSnapshot> services = services_.store().ListNamespace(pod.namespace_());
-  std::vector<std::string> keys = ServicesSelectingPod(services, pod.labels());
-  if (old_labels != nullptr && *old_labels != pod.labels()) {
-    for (std::string& key : ServicesSelectingPod(services, *old_labels)) {
-      keys.push_back(std::move(key));
-    }
-  }
+bool Controller::AnyKept() const {
   std::lock_guard<std::mutex> lock(incremental_mu_);
-  for (const std::string& key : keys) {
+  return !incremental_.empty();
+}
+
+void Controller::MarkPodChanged(const std::string& pod_name,
+                                std::span<const std::string> service_keys) {
+  std::lock_guard<std::mutex> lock(incremental_mu_);
+  if (incremental_.empty()) return;
+  for (const std::string& key : service_keys) {
     auto it = incremental_.find(key);
-    if (it != incremental_.end()) it->second->marked_pods.insert(pod.name());
+    if (it != incremental_.end()) it->second->marked_pods.insert(pod_name);
   }
+}
+
+const model::Node* Controller::FindNode(std::string_view name, NodeSnapshots& snapshots) const {
+  if (name.empty()) return nullptr;
+  std::shared_ptr<const model::Node> node = nodes_.store().Get({}, name);
+  if (node == nullptr) return nullptr;
+  snapshots.push_back(node);
+  return node.get();
 }
 
 void Controller::RefreshSlices(IncrementalState& state, const std::string& namespace_,
@@ -307,14 +313,10 @@ void Controller::DeriveIncremental(
     IncrementalState& state, const model::Service& service,
     const std::vector<std::shared_ptr<const model::CompactPod>>& cached, bool full) {
   const std::string& namespace_ = service.metadata.namespace_;
-  // Nodes are looked up in the cache; the snapshots stay alive until the builder has read them.
-  std::vector<std::shared_ptr<const model::Node>> node_snapshots;
-  const auto find_node = [this, &node_snapshots](std::string_view node_name) -> const model::Node* {
-    if (node_name.empty()) return nullptr;
-    std::shared_ptr<const model::Node> node = nodes_.store().Get({}, node_name);
-    if (node == nullptr) return nullptr;
-    node_snapshots.push_back(node);
-    return node.get();
+  // The Node snapshots stay alive until the builder has read them.
+  NodeSnapshots node_snapshots;
+  const auto find_node = [this, &node_snapshots](std::string_view node_name) {
+    return FindNode(node_name, node_snapshots);
   };
   model::Time trigger_time;
   if (full) {
@@ -473,52 +475,53 @@ Status Controller::SyncService(const std::string& key, bool& stale) {
                   "the EndpointSlice cache is behind our own writes for " + key + "; retrying");
   };
 
-  // A kept Service re-derives only the pods marked since its last sync.
+  // A kept Service re-derives only the pods marked since its last sync; it is built from every
+  // pod when it is new or what it was built from changed.
   IncrementalPtr state;
+  bool build = false;
   const std::uint64_t node_generation = node_generation_.load();
   if (IncrementalEnabled()) {
     state = FindIncremental(key, /*create=*/false);
-    if (state != nullptr && state->builder && state->service_uid == service->metadata.uid &&
-        state->service_resource_version == service->metadata.resource_version &&
-        state->node_generation == node_generation) {
-      RefreshSlices(*state, namespace_, name);
-      if (tracker_.StaleSlices(*service, state->slices)) return stale_error();
-      DeriveIncremental(*state, *service, {}, /*full=*/false);
-      plan_options.existing_fingerprints = &state->fingerprints;
-      const reconcile::Plan plan =
-          reconcile::PlanSlices(state->builder->desired(), state->slices, plan_options);
-      if (state->builder->pod_count() < static_cast<std::size_t>(options_.incremental_min_pods)) {
-        DropIncremental(key);
-      }
-      return ApplyAndRecord(*service, key, plan);
+    build = state == nullptr || !state->builder || state->service_uid != service->metadata.uid ||
+            state->service_resource_version != service->metadata.resource_version ||
+            state->node_generation != node_generation;
+    if (build) {
+      // Marks are recorded from here on, before the pods are listed.
+      state = FindIncremental(key, /*create=*/true);
+      state->builder.reset();
     }
-    // Marks are recorded from here on, before the pods are listed.
-    state = FindIncremental(key, /*create=*/true);
-    state->builder.reset();
   }
 
-  // The cached pods, in name order; they stay alive for the rest of this sync.
-  std::vector<std::shared_ptr<const model::CompactPod>> cached = pods_.store().ListNamespace(
-      namespace_,
-      [&](const model::CompactPod& p) { return labels::SelectorMatchesMap(selector, p.labels()); });
-  std::sort(cached.begin(), cached.end(),
-            [](const auto& a, const auto& b) { return a->name() < b->name(); });
+  // The cached pods, in name order (not needed by a kept Service's marked-pods sync); they stay
+  // alive for the rest of this sync.
+  std::vector<std::shared_ptr<const model::CompactPod>> cached;
+  if (state == nullptr || build) {
+    cached = pods_.store().ListNamespace(namespace_, [&](const model::CompactPod& p) {
+      return labels::SelectorMatchesMap(selector, p.labels());
+    });
+    std::sort(cached.begin(), cached.end(),
+              [](const auto& a, const auto& b) { return a->name() < b->name(); });
+  }
+  const auto min_pods = static_cast<std::size_t>(options_.incremental_min_pods);
+  if (build && cached.size() < min_pods) {
+    DropIncremental(key);
+    state.reset();
+  }
 
   if (state != nullptr) {
-    if (cached.size() >= static_cast<std::size_t>(options_.incremental_min_pods)) {
-      RefreshSlices(*state, namespace_, name);
-      if (tracker_.StaleSlices(*service, state->slices)) return stale_error();
+    RefreshSlices(*state, namespace_, name);
+    if (tracker_.StaleSlices(*service, state->slices)) return stale_error();
+    if (build) {
       state->service_uid = service->metadata.uid;
       state->service_resource_version = service->metadata.resource_version;
       state->node_generation = node_generation;
-      DeriveIncremental(*state, *service, cached, /*full=*/true);
-      plan_options.existing_fingerprints = &state->fingerprints;
-      const reconcile::Plan plan =
-          reconcile::PlanSlices(state->builder->desired(), state->slices, plan_options);
-      return ApplyAndRecord(*service, key, plan);
     }
-    DropIncremental(key);
-    state.reset();
+    DeriveIncremental(*state, *service, cached, build);
+    plan_options.existing_fingerprints = &state->fingerprints;
+    const reconcile::Plan plan =
+        reconcile::PlanSlices(state->builder->desired(), state->slices, plan_options);
+    if (state->builder->pod_count() < min_pods) DropIncremental(key);
+    return ApplyAndRecord(*service, key, plan);
   }
 
   // Without a plugin that rewrites pods, the reconciler reads the cached pods in place. A plugin
@@ -558,13 +561,10 @@ Status Controller::SyncService(const std::string& key, bool& stale) {
           ? trigger_times_.ComputeEndpointLastChangeTriggerTime(namespace_, *service, pod_ptrs)
           : trigger_times_.ComputeEndpointLastChangeTriggerTime(namespace_, *service, compact_ptrs);
   source.slice_capacity = static_cast<std::size_t>(options_.max_endpoints_per_slice);
-  // Nodes are looked up in the cache; the snapshots stay alive for the rest of this sync.
-  std::vector<std::shared_ptr<const model::Node>> node_snapshots;
-  const auto find_node = [this, &node_snapshots](std::string_view node_name) -> const model::Node* {
-    std::shared_ptr<const model::Node> node = nodes_.store().Get({}, node_name);
-    if (node == nullptr) return nullptr;
-    node_snapshots.push_back(node);
-    return node.get();
+  // The Node snapshots stay alive for the rest of this sync.
+  NodeSnapshots node_snapshots;
+  const auto find_node = [this, &node_snapshots](std::string_view node_name) {
+    return FindNode(node_name, node_snapshots);
   };
   reconcile::DesiredEndpoints desired =
       deps_.plugin.adapt_pod

@@ -11,7 +11,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -109,8 +111,13 @@ class Controller final {
   // The Service's state; a new, empty one (its marks recorded from now on) when `create`.
   IncrementalPtr FindIncremental(const std::string& key, bool create);
   void DropIncremental(const std::string& key);
-  // Records pod `name` as changed for the kept Services selecting `labels` (and `old_labels`).
-  void MarkPodChanged(const model::CompactPod& pod, const model::StringMap* old_labels);
+  // Whether any Service is kept (the pod handlers skip the marking work otherwise).
+  bool AnyKept() const;
+  // Records pod `pod_name` as changed for those of `service_keys` that are kept.
+  void MarkPodChanged(const std::string& pod_name, std::span<const std::string> service_keys);
+  // The Node `name` from the cache, or nullptr (also for ""); `snapshots` keeps it alive.
+  using NodeSnapshots = std::vector<std::shared_ptr<const model::Node>>;
+  const model::Node* FindNode(std::string_view name, NodeSnapshots& snapshots) const;
   // Brings `state`'s copy of the Service's slices up to date with the cache: only the slices
   // whose cached version changed are read again and fingerprinted.
   void RefreshSlices(IncrementalState& state, const std::string& namespace_,
