@@ -1,6 +1,7 @@
 #include "controllers/endpointslice/controller.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -129,15 +130,30 @@ TEST_F(EndpointSliceControllerTest, KeptServiceFollowsPodNodeAndServiceChanges) 
   ASSERT_TRUE(
       Eventually([&] { return ReadyAddresses("web") == std::multiset<std::string>{"10.0.0.3"}; }));
 
-  // A Node moves zone: its pods' endpoints follow.
+  // A Node moves zone. That enqueues no Service (spec §10: only topology-overloaded ones), but
+  // the next sync, here for a new pod, derives every pod again, and the Node's pods follow.
+  // Handlers run in the order registered, so once this one has seen the change, the
+  // controller's has too.
+  auto zone_seen = std::make_shared<std::atomic<bool>>(false);
+  cache::EventHandler<model::Node> zone_watch;
+  zone_watch.on_update = [zone_seen](const auto&, const auto& updated) {
+    const auto zone = updated->metadata.labels.find(std::string(model::kLabelTopologyZone));
+    if (zone != updated->metadata.labels.end() && zone->second == "zone-c") zone_seen->store(true);
+  };
+  running->informers->Nodes().AddEventHandler(std::move(zone_watch));
   Result<model::Node> node = nodes_->Get("", "node-a");
   ASSERT_TRUE(node.ok());
   node->metadata.labels[std::string(model::kLabelTopologyZone)] = "zone-c";
   ASSERT_TRUE(nodes_->Update(*node).ok());
+  ASSERT_TRUE(Eventually([&] { return zone_seen->load(); }));
+  CreatePod("web-5", "web", "node-b", "10.0.0.5");
   ASSERT_TRUE(Eventually([&] {
     const std::vector<model::EndpointSlice> slices = OurSlicesOf("web");
-    return slices.size() == 1 && slices[0].endpoints.size() == 1 &&
-           slices[0].endpoints[0].zone == "zone-c";
+    if (slices.size() != 1 || slices[0].endpoints.size() != 2) return false;
+    for (const model::Endpoint& endpoint : slices[0].endpoints) {
+      if (endpoint.addresses[0] == "10.0.0.3" && endpoint.zone != "zone-c") return false;
+    }
+    return true;
   }));
 
   // The Service selects the relabelled pod instead.
