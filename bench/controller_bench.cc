@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "apiserver/rest/serve.h"
 #include "controllers/endpointslice/controller.h"
 #include "fakes/loopback.h"
+#include "fakes/objects.h"
 #include "smoke.h"
 
 namespace slicewright {
@@ -46,7 +48,9 @@ class ControllerFixture {
   controllers::endpointslice::Controller& controller() { return *controller_; }
   std::int64_t slice_events() const { return slice_events_.load(); }
 
-  // Flips pod `index`'s readiness on the server and waits until the controller's cache has it.
+  // Flips pod `index`'s readiness on the server and waits until the controller's handlers have
+  // seen it. The cache holding the new version is not enough: the handlers run after the store
+  // is updated, and a kept Service re-derives only the pods they marked.
   bool FlipReadiness(std::size_t index) {
     model::Pod& pod = pod_objects_[index];
     model::PodCondition& ready = pod.status.conditions[0];
@@ -54,10 +58,10 @@ class ControllerFixture {
     Result<model::Pod> updated = pods_->UpdateStatus(pod);
     if (!updated.ok()) return Fail(updated.status().ToString());
     pod = std::move(updated).value();
-    const std::string& version = pod.metadata.resource_version;
+    const std::string version = pod.metadata.name + "@" + pod.metadata.resource_version;
     return Eventually([&] {
-      const auto cached = informers_->Pods().store().Get("default", pod.metadata.name);
-      return cached != nullptr && cached->resource_version() == version;
+      std::lock_guard lock(handled_mu_);
+      return last_handled_pod_ == version;
     });
   }
 
@@ -95,6 +99,13 @@ class ControllerFixture {
     counter.on_add = [this](const auto&, bool) { slice_events_.fetch_add(1); };
     counter.on_update = [this](const auto&, const auto&) { slice_events_.fetch_add(1); };
     informers_->EndpointSlices().AddEventHandler(std::move(counter));
+    // Registered after the controller's handlers, so it runs after them for each event.
+    cache::EventHandler<model::CompactPod> handled;
+    handled.on_update = [this](const auto&, const auto& pod) {
+      std::lock_guard lock(handled_mu_);
+      last_handled_pod_ = pod->name() + "@" + pod->resource_version();
+    };
+    informers_->Pods().AddEventHandler(std::move(handled));
     informers_->Start();
     if (!informers_->WaitForCacheSync(std::chrono::seconds(60)))
       return Fail("informers not synced");
@@ -119,14 +130,7 @@ class ControllerFixture {
       }
     }
     client::TypedClient<model::Service> services(*client_, client::ServiceCodec());
-    model::Service service;
-    service.metadata.name = "web";
-    service.metadata.namespace_ = "default";
-    service.spec.selector = model::StringMap{{"app", "web"}};
-    model::ServicePort& port = service.spec.ports.emplace_back();
-    port.name = "http";
-    port.port = 80;
-    port.target_port = model::IntOrString::FromInt(8080);
+    const model::Service service = test_support::HttpService("web");
     if (auto created = services.Create(service); !created.ok()) {
       return Fail(created.status().ToString());
     }
@@ -199,6 +203,8 @@ class ControllerFixture {
   std::unique_ptr<cache::InformerFactory> informers_;
   std::unique_ptr<controllers::endpointslice::Controller> controller_;
   std::atomic<std::int64_t> slice_events_{0};
+  std::mutex handled_mu_;
+  std::string last_handled_pod_;  // name@resourceVersion of the last pod update handled
   bool ok_ = false;
   std::string error_;
 };

@@ -30,6 +30,7 @@
 #include "controllers/endpointslice/controller.h"
 #include "controllers/podsim/networks.h"
 #include "fakes/loopback.h"
+#include "fakes/objects.h"
 
 // The pod simulator against the real embedded API server: node registration, scheduling,
 // addresses (unique, released on deletion, kept across restarts), readiness and its delay, Multus
@@ -468,14 +469,7 @@ TEST_F(PodSimulatorTest, GracefulDeletionFinishesAfterCap) {
 TEST_F(PodSimulatorTest, TerminatingPodStopsServingBeforeItIsDeleted) {
   StartSimulator(FastOptions());  // the 2 s cap: not ready after 1 s, deleted after 2 s
   client::TypedClient<model::Service> services(*rest, client::ServiceCodec());
-  model::Service service;
-  service.metadata.name = "web";
-  service.metadata.namespace_ = "default";
-  service.spec.selector = model::StringMap{{"app", "web"}};
-  model::ServicePort& port = service.spec.ports.emplace_back();
-  port.name = "http";
-  port.port = 80;
-  port.target_port = model::IntOrString::FromInt(8080);
+  const model::Service service = test_support::HttpService("web");
   ASSERT_TRUE(services.Create(service).ok());
 
   cache::ReflectorOptions reflector;
