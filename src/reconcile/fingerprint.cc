@@ -1,5 +1,6 @@
 #include "slicewright/reconcile/fingerprint.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -163,6 +164,9 @@ SliceFingerprints FingerprintSlice(const model::EndpointSlice& slice) {
   fingerprints.uid = slice.metadata.uid;
   fingerprints.resource_version = slice.metadata.resource_version;
   fingerprints.endpoints = FingerprintEndpoints(slice.endpoints);
+  fingerprints.any_hints =
+      std::any_of(slice.endpoints.begin(), slice.endpoints.end(),
+                  [](const model::Endpoint& endpoint) { return endpoint.hints.has_value(); });
   return fingerprints;
 }
 

@@ -110,11 +110,6 @@ void PreferCloseUpdate(model::EndpointSlice& slice, bool node_hints) {
   }
 }
 
-bool AnyHint(const model::EndpointSlice& slice) {
-  return std::any_of(slice.endpoints.begin(), slice.endpoints.end(),
-                     [](const model::Endpoint& e) { return e.hints.has_value(); });
-}
-
 void ClearHints(model::EndpointSlice& slice) {
   for (model::Endpoint& endpoint : slice.endpoints) {
     endpoint.hints.reset();
@@ -268,10 +263,19 @@ void ReconcileTrafficDistributionHints(std::string_view traffic_distribution,
   ForEachWritten(work, [&](model::EndpointSlice& slice) { PreferCloseUpdate(slice, node_hints); });
 }
 
+bool AnyHint(const model::EndpointSlice& slice) {
+  return std::any_of(slice.endpoints.begin(), slice.endpoints.end(),
+                     [](const model::Endpoint& e) { return e.hints.has_value(); });
+}
+
 void RemoveAllHints(HintsWorkingSet work) {
   ForEachWritten(work, ClearHints);
   const std::size_t first_moved = work.updates->size();
-  MoveUnchangedIf(work, AnyHint);
+  if (work.any_hint_of_unchanged) {
+    MoveUnchangedIf(work, work.any_hint_of_unchanged);
+  } else {
+    MoveUnchangedIf(work, AnyHint);
+  }
   for (std::size_t i = first_moved; i < work.updates->size(); ++i) {
     ClearHints((*work.updates)[i]);
   }

@@ -264,6 +264,41 @@ bool OwnedBy(const EndpointSlice& slice, const Owner& owner) {
                      });
 }
 
+// Desired positions a stored slice keeps, in its order, as runs of consecutive positions: a slice
+// this planner wrote is one run, so a resync records one pair per slice, not one per endpoint.
+class PositionRuns {
+ public:
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  void clear() {
+    runs_.clear();
+    size_ = 0;
+  }
+  void Add(std::uint32_t start, std::size_t count) {
+    if (count == 0) {
+      return;
+    }
+    if (!runs_.empty() && runs_.back().first + runs_.back().second == start) {
+      runs_.back().second += static_cast<std::uint32_t>(count);
+    } else {
+      runs_.emplace_back(start, static_cast<std::uint32_t>(count));
+    }
+    size_ += count;
+  }
+  template <typename Fn>
+  void ForEach(Fn&& fn) const {
+    for (const auto& [start, count] : runs_) {
+      for (std::uint32_t k = 0; k < count; ++k) {
+        fn(start + k);
+      }
+    }
+  }
+
+ private:
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> runs_;  // (first position, count)
+  std::size_t size_ = 0;
+};
+
 // The desired endpoints of one group, sorted by identity and unique, consumed as slices claim
 // them. Lookups try the position after the previous match first: slices this planner wrote hold
 // runs of consecutive desired endpoints, so a full resync costs one comparison per endpoint.
@@ -388,8 +423,7 @@ class DesiredSet {
   // equal), and appends them to `kept`. Returns how many it claimed; the caller compares the
   // rest field by field. `fingerprints` are the group's keys, indexed like its endpoints.
   std::size_t ClaimRunByFingerprint(const FingerprintRun& stored, std::size_t from,
-                                    const FingerprintRun& fingerprints,
-                                    std::vector<std::uint32_t>& kept) {
+                                    const FingerprintRun& fingerprints, PositionRuns& kept) {
     const std::size_t start = hint_;
     const std::size_t limit = std::min(stored.size() - from, size_ - std::min(size_, start));
     std::size_t count = 0;
@@ -415,10 +449,8 @@ class DesiredSet {
         ++count;
       }
     }
-    for (std::size_t k = 0; k < count; ++k) {
-      consumed_[start + k] = 1;
-      kept.push_back(static_cast<std::uint32_t>(start + k));
-    }
+    std::memset(consumed_.data() + start, 1, count);
+    kept.Add(static_cast<std::uint32_t>(start), count);
     remaining_ -= count;
     hint_ = start + count;
     return count;
@@ -552,6 +584,7 @@ const SliceFingerprints* Planner::FingerprintsOf(const EndpointSlice& stored) co
     return nullptr;
   }
   const auto index = static_cast<std::size_t>(&stored - existing_.data());
+  SW_DCHECK(index < all->size());
   const SliceFingerprints& fingerprints = (*all)[index];
   return FingerprintsDescribe(fingerprints, stored) ? &fingerprints : nullptr;
 }
@@ -670,9 +703,17 @@ void Planner::PlanAddressType(const std::string& address_type,
 
   // Owned slices grouped by port set; slices of another owner go straight to deletion (§4.2).
   std::vector<std::pair<std::string, std::vector<const EndpointSlice*>>> existing_by_key;
+  // A Service's slices mostly carry the same ports: the previous slice's key is reused for equal
+  // ports instead of built again (building it was a tenth of a one-pod sync).
+  const EndpointSlice* previous = nullptr;
+  std::size_t previous_entry = 0;
   for (const EndpointSlice* slice : existing) {
     if (options_.ownership_enforced && !OwnedBy(*slice, desired_.owner)) {
       work.deletes.push_back(slice);
+      continue;
+    }
+    if (previous != nullptr && previous->ports == slice->ports) {
+      existing_by_key[previous_entry].second.push_back(slice);
       continue;
     }
     std::string key = PortMapKey(slice->ports);
@@ -680,17 +721,23 @@ void Planner::PlanAddressType(const std::string& address_type,
                            [&](const auto& entry) { return entry.first == key; });
     if (it == existing_by_key.end()) {
       existing_by_key.emplace_back(std::move(key), std::vector<const EndpointSlice*>{slice});
+      it = existing_by_key.end() - 1;
     } else {
       it->second.push_back(slice);
     }
+    previous = slice;
+    previous_entry = static_cast<std::size_t>(it - existing_by_key.begin());
   }
 
   // Slices are visited by name, so ties in the packing break the same way whatever the list order.
+  // Callers mostly list them by name already (the controllers do), and then one pass checks it.
+  const auto by_name = [](const EndpointSlice* a, const EndpointSlice* b) {
+    return a->metadata.name < b->metadata.name;
+  };
   for (auto& entry : existing_by_key) {
-    std::stable_sort(entry.second.begin(), entry.second.end(),
-                     [](const EndpointSlice* a, const EndpointSlice* b) {
-                       return a->metadata.name < b->metadata.name;
-                     });
+    if (!std::is_sorted(entry.second.begin(), entry.second.end(), by_name)) {
+      std::stable_sort(entry.second.begin(), entry.second.end(), by_name);
+    }
   }
 
   // Desired groups of this type, in port-key order.
@@ -773,14 +820,14 @@ void Planner::PlanGroup(const EndpointGroup& group, EndpointGroup* movable,
   struct Entry {
     const EndpointSlice* stored;
     Fate fate = Fate::kUnchanged;
-    EndpointSlice copy;               // valid when fate == kUpdate
-    std::vector<std::uint32_t> kept;  // desired positions to write, when endpoints changed
+    EndpointSlice copy;  // valid when fate == kUpdate
+    PositionRuns kept;   // desired positions to write, when endpoints changed
   };
   std::vector<Entry> entries;
   entries.reserve(existing.size());
 
   // Step 1: keep desired endpoints in place (in their desired form), drop the rest.
-  std::vector<std::uint32_t> kept;
+  PositionRuns kept;
   for (const EndpointSlice* stored : existing) {
     kept.clear();
     bool endpoint_updated = false;
@@ -792,11 +839,15 @@ void Planner::PlanGroup(const EndpointGroup& group, EndpointGroup* movable,
         const std::size_t run = desired.ClaimRunByFingerprint(stored_fingerprints->endpoints, j,
                                                               group.fingerprints, kept);
 #ifndef NDEBUG
-        for (std::size_t k = 0; k < run; ++k) {
-          const Endpoint& desired_endpoint = desired.at(kept[kept.size() - run + k]);
-          SW_DCHECK(IdentityEqual(desired_endpoint, stored->endpoints[j + k]) &&
-                    MatchedEndpointEqualBeyondIdentity(desired_endpoint, stored->endpoints[j + k]));
-        }
+        std::size_t seen = 0;
+        kept.ForEach([&](std::uint32_t position) {
+          if (seen >= kept.size() - run) {
+            const Endpoint& stored_endpoint = stored->endpoints[j + seen - (kept.size() - run)];
+            SW_DCHECK(IdentityEqual(desired.at(position), stored_endpoint) &&
+                      MatchedEndpointEqualBeyondIdentity(desired.at(position), stored_endpoint));
+          }
+          ++seen;
+        });
 #endif
         j += run;
         if (j == stored_count) {
@@ -808,7 +859,7 @@ void Planner::PlanGroup(const EndpointGroup& group, EndpointGroup* movable,
       if (position == kNotFound) {
         continue;
       }
-      kept.push_back(position);
+      kept.Add(position, 1);
       if (!endpoint_updated &&
           !MatchedEndpointEqualBeyondIdentity(desired.at(position), endpoint)) {
         endpoint_updated = true;
@@ -842,9 +893,8 @@ void Planner::PlanGroup(const EndpointGroup& group, EndpointGroup* movable,
     entry.copy.address_type = entry.stored->address_type;
     entry.copy.ports = entry.stored->ports;
     entry.copy.endpoints.reserve(std::max(entry.kept.size(), std::min(max_, desired_count)));
-    for (std::uint32_t position : entry.kept) {
-      entry.copy.endpoints.push_back(desired.Take(position));
-    }
+    entry.kept.ForEach(
+        [&](std::uint32_t position) { entry.copy.endpoints.push_back(desired.Take(position)); });
     entry.kept = {};
   }
 
@@ -932,7 +982,13 @@ void Planner::PlanGroup(const EndpointGroup& group, EndpointGroup* movable,
 }
 
 void Planner::ApplyHints(const std::string& address_type, TypeWork& work, Plan& plan) {
-  HintsWorkingSet hints_work{&work.creates, &work.updates, &work.unchanged};
+  HintsWorkingSet hints_work{&work.creates, &work.updates, &work.unchanged, {}};
+  if (options_.existing_fingerprints != nullptr) {
+    hints_work.any_hint_of_unchanged = [this](const EndpointSlice& slice) {
+      const SliceFingerprints* fingerprints = FingerprintsOf(slice);
+      return fingerprints != nullptr ? fingerprints->any_hints : AnyHint(slice);
+    };
+  }
   const bool hints_enabled = desired_.topology_hints_requested;
   if (options_.topology != nullptr && hints_enabled) {
     const bool populated =

@@ -108,11 +108,8 @@ TEST(FingerprintTest, DescribesOnlyTheSameVersion) {
   EXPECT_FALSE(FingerprintsDescribe(FingerprintSlice(unversioned), unversioned));
 }
 
-// Stale fingerprints (of an older version of a slice) are ignored: the plan still rewrites the
-// changed endpoint.
-TEST(FingerprintTest, PlannerIgnoresStaleFingerprints) {
-  DesiredEndpoints desired = FooDesired(3);
-  desired.groups[0].fingerprints = FingerprintEndpoints(desired.groups[0].endpoints);
+// The one slice a plan of `desired` (one group) writes, as the API server stores it (version 1).
+model::EndpointSlice StoredAsPlanned(const DesiredEndpoints& desired) {
   model::EndpointSlice slice;
   slice.metadata.name = "foo-1";
   slice.metadata.uid = "u1";
@@ -124,6 +121,15 @@ TEST(FingerprintTest, PlannerIgnoresStaleFingerprints) {
   slice.address_type = "IPv4";
   slice.ports = desired.groups[0].ports;
   slice.endpoints = desired.groups[0].endpoints;
+  return slice;
+}
+
+// Stale fingerprints (of an older version of a slice) are ignored: the plan still rewrites the
+// changed endpoint.
+TEST(FingerprintTest, PlannerIgnoresStaleFingerprints) {
+  DesiredEndpoints desired = FooDesired(3);
+  desired.groups[0].fingerprints = FingerprintEndpoints(desired.groups[0].endpoints);
+  const model::EndpointSlice slice = StoredAsPlanned(desired);
   const std::vector<SliceFingerprints> fingerprints = {FingerprintSlice(slice)};
   PlanOptions options;
   options.existing_fingerprints = &fingerprints;
@@ -141,6 +147,34 @@ TEST(FingerprintTest, PlannerIgnoresStaleFingerprints) {
   const std::vector<SliceFingerprints> none;
   options.existing_fingerprints = &none;
   EXPECT_EQ(PlanSlices(desired, stored, options).actions.size(), 1U);
+}
+
+// A slice's fingerprints record whether any endpoint has hints, and an unchanged slice with
+// hints loses them when the Service asks for none, whether its fingerprints are current or stale.
+TEST(FingerprintTest, PlannerRemovesHintsOfFingerprintedSlices) {
+  DesiredEndpoints desired = FooDesired(3);
+  desired.groups[0].fingerprints = FingerprintEndpoints(desired.groups[0].endpoints);
+  const model::EndpointSlice slice = StoredAsPlanned(desired);
+  EXPECT_FALSE(FingerprintSlice(slice).any_hints);
+  std::vector<model::EndpointSlice> stored = {slice};
+  std::vector<SliceFingerprints> fingerprints = {FingerprintSlice(slice)};
+  PlanOptions options;
+  options.existing_fingerprints = &fingerprints;
+  EXPECT_TRUE(PlanSlices(desired, stored, options).empty());
+
+  stored[0].endpoints[2].hints = model::EndpointHints{{"zone-a"}, {}};
+  stored[0].metadata.resource_version = "2";
+  const std::vector<SliceFingerprints> stale = fingerprints;
+  fingerprints = {FingerprintSlice(stored[0])};
+  EXPECT_TRUE(fingerprints[0].any_hints);
+  for (const std::vector<SliceFingerprints>* usable :
+       std::vector<const std::vector<SliceFingerprints>*>{&fingerprints, &stale}) {
+    options.existing_fingerprints = usable;
+    const Plan plan = PlanSlices(desired, stored, options);
+    ASSERT_EQ(plan.actions.size(), 1U);
+    EXPECT_EQ(plan.actions[0].operation, Operation::kUpdate);
+    EXPECT_EQ(plan.actions[0].slice.endpoints, desired.groups[0].endpoints);
+  }
 }
 
 }  // namespace

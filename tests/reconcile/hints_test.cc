@@ -69,7 +69,7 @@ struct Work {
       unchanged.push_back(&slice);
     }
   }
-  HintsWorkingSet Set() { return HintsWorkingSet{&creates, &updates, &unchanged}; }
+  HintsWorkingSet Set() { return HintsWorkingSet{&creates, &updates, &unchanged, {}}; }
 };
 
 std::vector<std::optional<model::EndpointHints>> HintsOf(const model::EndpointSlice& slice) {

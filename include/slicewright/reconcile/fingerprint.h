@@ -56,6 +56,9 @@ struct SliceFingerprints {
   std::string uid;
   std::string resource_version;
   FingerprintRun endpoints;
+  // Whether any endpoint carries hints (which the keys leave out): when the planner leaves the
+  // slice unchanged and hints must go, this answers without reading every endpoint again.
+  bool any_hints = false;
   friend bool operator==(const SliceFingerprints&, const SliceFingerprints&) = default;
 };
 

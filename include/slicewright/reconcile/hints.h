@@ -2,6 +2,7 @@
 // hints from the TopologyCache's zone ratios. Pure functions over the planner's working sets.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -21,7 +22,14 @@ struct HintsWorkingSet {
   std::vector<model::EndpointSlice>* creates;
   std::vector<model::EndpointSlice>* updates;
   std::vector<const model::EndpointSlice*>* unchanged;
+  // Empty, or AnyHint of an unchanged slice known without reading its endpoints (the planner's
+  // stored fingerprints keep it): removing hints from a 10k-endpoint Service otherwise reads every
+  // endpoint of every slice on each sync.
+  std::function<bool(const model::EndpointSlice&)> any_hint_of_unchanged;
 };
+
+// Whether any endpoint of `slice` has hints.
+bool AnyHint(const model::EndpointSlice& slice);
 
 // service.kubernetes.io/topology-aware-hints (which wins when present) or
 // service.kubernetes.io/topology-mode is "Auto" or "auto" (spec §6.1).
