@@ -28,7 +28,7 @@ bool HasZone(const model::Endpoint& endpoint) {
 
 // Applies `fn` to every slice the planner will write anyway.
 template <typename Fn>
-void ForEachWritten(HintsWorkingSet work, Fn&& fn) {
+void ForEachWritten(const HintsWorkingSet& work, Fn&& fn) {
   for (model::EndpointSlice& slice : *work.creates) {
     fn(slice);
   }
@@ -40,7 +40,7 @@ void ForEachWritten(HintsWorkingSet work, Fn&& fn) {
 // Moves every unchanged slice for which `needs_update` holds into updates (as a copy; the stored
 // object is never touched), keeping the relative order of the rest.
 template <typename Pred>
-void MoveUnchangedIf(HintsWorkingSet work, Pred&& needs_update) {
+void MoveUnchangedIf(const HintsWorkingSet& work, Pred&& needs_update) {
   std::vector<const model::EndpointSlice*>& unchanged = *work.unchanged;
   auto kept = unchanged.begin();
   for (const model::EndpointSlice* slice : unchanged) {
@@ -170,7 +170,7 @@ bool HintsByZone(const model::EndpointSlice& slice, const ZoneCounts& allocated,
 
 // upstream redistributeHints: switches hints of ready endpoints in giving zones to receiving zones
 // while both have quota left. Go picks "some" receiving zone (map order); here the first by name.
-ZoneCounts RedistributeHints(HintsWorkingSet work, ZoneCounts giving, ZoneCounts receiving) {
+ZoneCounts RedistributeHints(const HintsWorkingSet& work, ZoneCounts giving, ZoneCounts receiving) {
   ZoneCounts redistributions;
   const auto visit = [&](model::EndpointSlice& slice) {
     for (model::Endpoint& endpoint : slice.endpoints) {
@@ -250,7 +250,7 @@ bool IsValidTrafficDistribution(std::string_view value, bool prefer_same_enabled
 }
 
 void ReconcileTrafficDistributionHints(std::string_view traffic_distribution,
-                                       HintsWorkingSet work) {
+                                       const HintsWorkingSet& work) {
   if (!IsPreferClose(traffic_distribution)) {
     // The default heuristic: routing is cluster-wide, so every hint goes.
     RemoveAllHints(work);
@@ -268,7 +268,7 @@ bool AnyHint(const model::EndpointSlice& slice) {
                      [](const model::Endpoint& e) { return e.hints.has_value(); });
 }
 
-void RemoveAllHints(HintsWorkingSet work) {
+void RemoveAllHints(const HintsWorkingSet& work) {
   ForEachWritten(work, ClearHints);
   const std::size_t first_moved = work.updates->size();
   if (work.any_hint_of_unchanged) {
@@ -283,7 +283,7 @@ void RemoveAllHints(HintsWorkingSet work) {
 
 TopologyOutcome AddTopologyHints(const std::map<std::string, double>& zone_ratios,
                                  bool previously_populated, std::string_view address_type,
-                                 HintsWorkingSet work, std::vector<Diagnostic>& events) {
+                                 const HintsWorkingSet& work, std::vector<Diagnostic>& events) {
   // N counts ready endpoints of every slice the Service will have after this sync.
   std::int64_t ready = 0;
   ForEachWritten(work, [&](const model::EndpointSlice& slice) { ready += ReadyEndpoints(slice); });

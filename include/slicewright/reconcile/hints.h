@@ -40,17 +40,17 @@ bool IsValidTrafficDistribution(std::string_view value, bool prefer_same_enabled
 
 // trafficDistribution heuristic (spec §6.2): "prefer close" values hint ready endpoints to their
 // own zone (and node for PreferSameNode); any other value (or "") removes every hint.
-void ReconcileTrafficDistributionHints(std::string_view traffic_distribution, HintsWorkingSet work);
+void ReconcileTrafficDistributionHints(std::string_view traffic_distribution, const HintsWorkingSet& work);
 
 // Removes every hint from creates and updates, and moves unchanged slices holding any hint into
 // updates with their hints cleared (spec §6.1 step 2).
-void RemoveAllHints(HintsWorkingSet work);
+void RemoveAllHints(const HintsWorkingSet& work);
 
 // Topology-aware hints (spec §6.3, decision §15.7) for one address type. Fills `events`
 // (TopologyAwareHintsEnabled / TopologyAwareHintsDisabled) and returns the outcome for the cache.
 // On any failure it removes every hint, as RemoveAllHints does.
 TopologyOutcome AddTopologyHints(const std::map<std::string, double>& zone_ratios,
                                  bool previously_populated, std::string_view address_type,
-                                 HintsWorkingSet work, std::vector<Diagnostic>& events);
+                                 const HintsWorkingSet& work, std::vector<Diagnostic>& events);
 
 }  // namespace slicewright::reconcile
