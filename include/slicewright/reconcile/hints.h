@@ -40,7 +40,8 @@ bool IsValidTrafficDistribution(std::string_view value, bool prefer_same_enabled
 
 // trafficDistribution heuristic (spec §6.2): "prefer close" values hint ready endpoints to their
 // own zone (and node for PreferSameNode); any other value (or "") removes every hint.
-void ReconcileTrafficDistributionHints(std::string_view traffic_distribution, const HintsWorkingSet& work);
+void ReconcileTrafficDistributionHints(std::string_view traffic_distribution,
+                                       const HintsWorkingSet& work);
 
 // Removes every hint from creates and updates, and moves unchanged slices holding any hint into
 // updates with their hints cleared (spec §6.1 step 2).
