@@ -1,12 +1,13 @@
 #include "slicewright/reconcile/fingerprint.h"
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "slicewright/reconcile/hints.h"
 
 namespace slicewright::reconcile {
 namespace {
@@ -164,9 +165,7 @@ SliceFingerprints FingerprintSlice(const model::EndpointSlice& slice) {
   fingerprints.uid = slice.metadata.uid;
   fingerprints.resource_version = slice.metadata.resource_version;
   fingerprints.endpoints = FingerprintEndpoints(slice.endpoints);
-  fingerprints.any_hints =
-      std::any_of(slice.endpoints.begin(), slice.endpoints.end(),
-                  [](const model::Endpoint& endpoint) { return endpoint.hints.has_value(); });
+  fingerprints.any_hints = AnyHint(slice);
   return fingerprints;
 }
 

@@ -278,13 +278,15 @@ class PositionRuns {
     if (count == 0) {
       return;
     }
-    if (!runs_.empty() && runs_.back().first + runs_.back().second == start) {
+    if (!runs_.empty() && end_of_last() == start) {
       runs_.back().second += static_cast<std::uint32_t>(count);
     } else {
       runs_.emplace_back(start, static_cast<std::uint32_t>(count));
     }
     size_ += count;
   }
+  // One past the last position added; requires !empty().
+  std::uint32_t end_of_last() const { return runs_.back().first + runs_.back().second; }
   template <typename Fn>
   void ForEach(Fn&& fn) const {
     for (const auto& [start, count] : runs_) {
@@ -839,15 +841,13 @@ void Planner::PlanGroup(const EndpointGroup& group, EndpointGroup* movable,
         const std::size_t run = desired.ClaimRunByFingerprint(stored_fingerprints->endpoints, j,
                                                               group.fingerprints, kept);
 #ifndef NDEBUG
-        std::size_t seen = 0;
-        kept.ForEach([&](std::uint32_t position) {
-          if (seen >= kept.size() - run) {
-            const Endpoint& stored_endpoint = stored->endpoints[j + seen - (kept.size() - run)];
-            SW_DCHECK(IdentityEqual(desired.at(position), stored_endpoint) &&
-                      MatchedEndpointEqualBeyondIdentity(desired.at(position), stored_endpoint));
-          }
-          ++seen;
-        });
+        // The run claimed the `run` positions that end kept's last run.
+        for (std::size_t k = 0; k < run; ++k) {
+          const auto position = static_cast<std::uint32_t>(kept.end_of_last() - run + k);
+          SW_DCHECK(
+              IdentityEqual(desired.at(position), stored->endpoints[j + k]) &&
+              MatchedEndpointEqualBeyondIdentity(desired.at(position), stored->endpoints[j + k]));
+        }
 #endif
         j += run;
         if (j == stored_count) {
