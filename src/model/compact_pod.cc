@@ -160,6 +160,10 @@ std::string CompactPod::resource_version() const {
   return rare_ != nullptr ? rare_->resource_version : std::string();
 }
 
+InlineString CompactPod::FormatUid(const std::array<std::uint8_t, 16>& bytes) {
+  return FormatUuid(bytes);
+}
+
 InlineString CompactPod::uid() const {
   if (has_uid_) return FormatUuid(uid_);
   return rare_ != nullptr ? InlineString(rare_->uid) : InlineString();

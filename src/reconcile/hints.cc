@@ -269,7 +269,13 @@ bool AnyHint(const model::EndpointSlice& slice) {
 }
 
 void RemoveAllHints(const HintsWorkingSet& work) {
-  ForEachWritten(work, ClearHints);
+  if (work.creates_without_hints) {
+    for (model::EndpointSlice& slice : *work.updates) {
+      ClearHints(slice);
+    }
+  } else {
+    ForEachWritten(work, ClearHints);
+  }
   const std::size_t first_moved = work.updates->size();
   if (work.any_hint_of_unchanged) {
     MoveUnchangedIf(work, work.any_hint_of_unchanged);

@@ -542,6 +542,9 @@ struct TypeWork {
   std::vector<const EndpointSlice*> unchanged;
   std::int64_t added = 0;
   std::int64_t removed = 0;
+  // Every group planned into `creates` was EndpointGroup::without_hints (placeholders have no
+  // endpoints).
+  bool creates_without_hints = true;
 };
 
 class Planner {
@@ -764,6 +767,7 @@ void Planner::PlanAddressType(const std::string& address_type,
     const std::vector<const EndpointSlice*>& group_existing =
         existing_it == existing_by_key.end() ? kNoSlices : existing_it->second;
     EndpointGroup* movable = movable_groups_ != nullptr ? &(*movable_groups_)[index] : nullptr;
+    work.creates_without_hints = work.creates_without_hints && desired_.groups[index].without_hints;
     PlanGroup(desired_.groups[index], movable, group_existing, work, plan);
     plan.stats.groups.back().port_key = groups[g].first;
   }
@@ -983,6 +987,7 @@ void Planner::PlanGroup(const EndpointGroup& group, EndpointGroup* movable,
 
 void Planner::ApplyHints(const std::string& address_type, TypeWork& work, Plan& plan) {
   HintsWorkingSet hints_work{&work.creates, &work.updates, &work.unchanged, {}};
+  hints_work.creates_without_hints = work.creates_without_hints;
   if (options_.existing_fingerprints != nullptr) {
     hints_work.any_hint_of_unchanged = [this](const EndpointSlice& slice) {
       const SliceFingerprints* fingerprints = FingerprintsOf(slice);

@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -44,7 +45,6 @@ std::string_view PodHostname(const model::CompactPod& pod) { return pod.hostname
 std::string_view PodSubdomain(const model::Pod& pod) { return pod.spec.subdomain; }
 std::string_view PodSubdomain(const model::CompactPod& pod) { return pod.subdomain(); }
 std::string_view PodUid(const model::Pod& pod) { return pod.metadata.uid; }
-model::InlineString PodUid(const model::CompactPod& pod) { return pod.uid(); }
 
 bool IsReservedLabelKey(std::string_view key) {
   return key == model::kLabelServiceName || key == model::kLabelManagedBy ||
@@ -272,9 +272,79 @@ class PortSets final {
   std::vector<KeyGroup> keys_;
 };
 
-// A pod IP parsed once per sync, canonical text.
+// The text order of IPv4 addresses as a number. Canonical dotted quads compare as strings the
+// way their octets' decimal texts compare one after the other, since the '.' and the end that
+// follow an octet sort before any digit ("1." < "10."): so replacing each octet by the place of
+// its text among those of 0-255 ("0" < "1" < "10" < "100" < ... < "99") gives a 32-bit key that
+// orders like the text. Sorting by it takes about three radix passes; the text took nine.
+struct OctetTexts {
+  std::array<std::uint8_t, 256> rank{};         // octet -> place of its text
+  std::array<std::uint8_t, 256> octet{};        // place -> octet
+  std::array<std::array<char, 4>, 256> text{};  // octet -> digits, then their count
+};
+constexpr OctetTexts MakeOctetTexts() {
+  OctetTexts tables;
+  for (unsigned n = 0; n < 256; ++n) {
+    std::array<char, 4>& t = tables.text[n];
+    if (n >= 100) {
+      t = {static_cast<char>('0' + n / 100), static_cast<char>('0' + n / 10 % 10),
+           static_cast<char>('0' + n % 10), 3};
+    } else if (n >= 10) {
+      t = {static_cast<char>('0' + n / 10), static_cast<char>('0' + n % 10), 0, 2};
+    } else {
+      t = {static_cast<char>('0' + n), 0, 0, 1};
+    }
+  }
+  // String order of the texts is a walk of their digit tree: "0", then each first digit
+  // followed by its two- and three-digit extensions ("1", "10", "100".."109", "11", ...).
+  unsigned place = 0;
+  const auto emit = [&](unsigned n) {
+    tables.rank[n] = static_cast<std::uint8_t>(place);
+    tables.octet[place] = static_cast<std::uint8_t>(n);
+    ++place;
+  };
+  emit(0);
+  for (unsigned first = 1; first <= 9; ++first) {
+    emit(first);
+    for (unsigned second = 0; second <= 9; ++second) {
+      emit(first * 10 + second);
+      for (unsigned third = 0; third <= 9 && (first * 10 + second) * 10 + third <= 255; ++third) {
+        emit((first * 10 + second) * 10 + third);
+      }
+    }
+  }
+  return tables;
+}
+constexpr OctetTexts kOctetTexts = MakeOctetTexts();
+static_assert(kOctetTexts.octet[0] == 0 && kOctetTexts.octet[1] == 1 &&
+              kOctetTexts.octet[2] == 10 && kOctetTexts.octet[3] == 100 &&
+              kOctetTexts.octet[255] == 99);
+
+std::uint32_t Ipv4TextOrderKey(const net::IpAddress& address) {
+  return std::uint32_t{kOctetTexts.rank[address.bytes[0]]} << 24U |
+         std::uint32_t{kOctetTexts.rank[address.bytes[1]]} << 16U |
+         std::uint32_t{kOctetTexts.rank[address.bytes[2]]} << 8U |
+         std::uint32_t{kOctetTexts.rank[address.bytes[3]]};
+}
+
+// Appends the canonical text of the IPv4 address whose Ipv4TextOrderKey is `key`.
+void AppendIpv4FromKey(std::uint32_t key, model::EndpointAddresses& addresses) {
+  std::array<char, 16> text{};
+  std::size_t length = 0;
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    const std::array<char, 4>& octet =
+        kOctetTexts.text[kOctetTexts.octet[(key >> static_cast<unsigned>(shift)) & 0xffU]];
+    std::memcpy(text.data() + length, octet.data(), 4);  // the 4th byte is overwritten next
+    length += static_cast<std::size_t>(octet[3]);
+    text[length++] = '.';
+  }
+  addresses.emplace_back(text.data(), length - 1);
+}
+
+// A pod IP parsed once per sync, canonical text; for IPv4 also its Ipv4TextOrderKey.
 struct PodIp {
   bool ipv6 = false;
+  std::uint32_t ipv4_key = 0;
   std::string text;
 };
 
@@ -322,9 +392,29 @@ class NodeMemo {
   std::array<RecentNode, kRecentNodes> recent_{};
 };
 
-// A pod that will be published in at least one address type.
+// What pass 3 reads of a compact pod besides its name and state, copied in pass 1 (which reads
+// each pod anyway, in list order) so that pass 3, which visits the pods at random, reads one
+// record line and the pod's name instead of the pod's three to four lines. For a model::Pod,
+// nothing: that path reads the pod in place.
 template <typename PodT>
-struct PodRecord {
+struct PodCopy {};
+template <>
+struct PodCopy<model::CompactPod> {
+  const std::string* namespace_name;
+  const std::string* node_name;
+  std::array<std::uint8_t, 16> uid;  // when kRecordBinaryUid
+};
+
+// PodRecord::flags.
+constexpr std::uint8_t kRecordSingleIpv4 = 1U << 0U;  // exactly one address of the family
+constexpr std::uint8_t kRecordSingleIpv6 = 1U << 1U;
+constexpr std::uint8_t kRecordSetHostname = 1U << 2U;  // ShouldSetHostname
+constexpr std::uint8_t kRecordBinaryUid = 1U << 3U;    // PodCopy::uid holds the UID
+
+// A pod that will be published in at least one address type. A compact pod's record is one cache
+// line, aligned, as pass 3 reads it at random.
+template <typename PodT>
+struct alignas(std::is_same_v<PodT, model::CompactPod> ? 64 : alignof(void*)) PodRecord {
   const PodT* pod;
   const model::Node* node;
   std::uint32_t ip_begin;
@@ -333,11 +423,68 @@ struct PodRecord {
   // Read in pass 1, which walks the pods in their order, so that pass 3, which visits them in
   // endpoint order, need not touch each pod's conditions again.
   PodState state;
+  std::uint8_t flags;
+  [[no_unique_address]] PodCopy<PodT> copy;
 };
+static_assert(sizeof(PodRecord<model::CompactPod>) == 64);
 
-// Sort record of one pod in one (address type, port set) group. hi/lo hold the first 16 bytes of
-// the pod's smallest address of that family, big-endian and zero-padded: comparing them orders
-// like comparing the strings, so most comparisons never touch the strings (IPv4 fits entirely).
+// FillEndpoint from a record: a model::Pod is read in place, a compact pod from its record's copy.
+void FillEndpointFromRecord(model::Endpoint& endpoint, const PodRecord<model::Pod>& record,
+                            const model::Service& service) {
+  FillEndpoint(endpoint, *record.pod, record.state, record.node, service);
+}
+void FillEndpointFromRecord(model::Endpoint& endpoint, const PodRecord<model::CompactPod>& record,
+                            const model::Service& service) {
+  const PodState state = record.state;
+  endpoint.conditions.ready =
+      service.spec.publish_not_ready_addresses || (state.serving && !state.terminating);
+  endpoint.conditions.serving = state.serving;
+  endpoint.conditions.terminating = state.terminating;
+  model::ObjectReference& ref = endpoint.target_ref.emplace();
+  ref.kind = "Pod";
+  ref.namespace_ = *record.copy.namespace_name;
+  ref.name = record.pod->name();
+  ref.uid = (record.flags & kRecordBinaryUid) != 0 ? model::CompactPod::FormatUid(record.copy.uid)
+                                                   : record.pod->uid();
+  if (!record.copy.node_name->empty()) {
+    endpoint.node_name = *record.copy.node_name;
+  }
+  if (const std::string* zone = ZoneOf(record.node)) {
+    endpoint.zone = *zone;
+  }
+  if ((record.flags & kRecordSetHostname) != 0) {
+    endpoint.hostname = std::string(record.pod->hostname());
+  }
+}
+
+// The record of `pod`, but for its IPs' flags.
+PodRecord<model::Pod> MakeRecord(const model::Pod& pod, const model::Node* node,
+                                 std::uint32_t ip_begin, std::uint32_t ip_end,
+                                 std::uint32_t key_index, const model::Service& /*service*/) {
+  return PodRecord<model::Pod>{&pod, node, ip_begin, ip_end, key_index, StateOf(pod), 0, {}};
+}
+PodRecord<model::CompactPod> MakeRecord(const model::CompactPod& pod, const model::Node* node,
+                                        std::uint32_t ip_begin, std::uint32_t ip_end,
+                                        std::uint32_t key_index, const model::Service& service) {
+  PodRecord<model::CompactPod> record{
+      &pod,      node,
+      ip_begin,  ip_end,
+      key_index, StateOf(pod),
+      0,         PodCopy<model::CompactPod>{&pod.namespace_(), &pod.node_name(), {}}};
+  if (const std::array<std::uint8_t, 16>* uid = pod.binary_uid()) {
+    record.copy.uid = *uid;
+    record.flags |= kRecordBinaryUid;
+  }
+  if (ShouldSetHostname(pod, service)) {
+    record.flags |= kRecordSetHostname;
+  }
+  return record;
+}
+
+// Sort record of one pod in one (address type, port set) group, keyed by the pod's smallest address
+// of that family so that comparing (hi, lo) orders like comparing the texts, and most comparisons
+// never touch them. IPv6: hi/lo hold the text's first 16 bytes, big-endian and zero-padded. IPv4:
+// hi holds the Ipv4TextOrderKey in its upper half, lo is zero (equal keys are equal addresses).
 struct SortRecord {
   std::uint64_t hi;
   std::uint64_t lo;
@@ -360,15 +507,51 @@ void PackPrefix(std::string_view text, std::uint64_t& hi, std::uint64_t& lo) {
   lo = LoadBigEndian64(bytes.data() + 8);
 }
 
+// Appends the IPv6 text PackPrefix packed into `sorted`, when all of it is there (shorter than the
+// 16 bytes, as "fd00::1b" is); false, appending nothing, otherwise. The texts are canonical
+// addresses, which hold no zero byte, so the zero bytes are exactly the padding at the end.
+bool AppendPrefixText(const SortRecord& sorted, model::EndpointAddresses& addresses) {
+  if ((sorted.lo & 0xffU) != 0) {
+    return false;  // 16 bytes or more: the prefix may have cut it
+  }
+  std::size_t length = 0;
+  if (sorted.lo != 0) {
+    length = 16 - static_cast<std::size_t>(std::countr_zero(sorted.lo)) / 8;
+  } else if (sorted.hi != 0) {
+    length = 8 - static_cast<std::size_t>(std::countr_zero(sorted.hi)) / 8;
+  }
+  std::array<char, 16> bytes{};
+  std::uint64_t hi = sorted.hi;
+  std::uint64_t lo = sorted.lo;
+  if constexpr (std::endian::native == std::endian::little) {
+    hi = __builtin_bswap64(hi);
+    lo = __builtin_bswap64(lo);
+  }
+  std::memcpy(bytes.data(), &hi, sizeof(hi));
+  std::memcpy(bytes.data() + 8, &lo, sizeof(lo));
+  addresses.emplace_back(bytes.data(), length);
+  return true;
+}
+
+// Appends the address a SortRecord was keyed by, when the key holds all of it (every IPv4
+// address, short IPv6 ones); false, appending nothing, otherwise.
+bool AppendFromSortKey(const SortRecord& sorted, bool ipv6, model::EndpointAddresses& addresses) {
+  if (ipv6) {
+    return AppendPrefixText(sorted, addresses);
+  }
+  AppendIpv4FromKey(static_cast<std::uint32_t>(sorted.hi >> 32U), addresses);
+  return true;
+}
+
 // Below this many records std::sort beats the radix sort's fixed passes.
 constexpr std::size_t kRadixSortMinimum = 512;
 
 // Orders records by (hi, lo), stably: a least-significant-digit radix sort over the prefix bytes,
-// skipping the bytes every record shares (a Service's IPv4 texts share "10.244." and the zero
-// padding). std::sort of 100k records in random order, the order IPs have when pods are listed
-// by name, was 15% of a full reconcile (perf, docs/performance.md), mostly mispredicted branches;
-// this costs a few passes of sequential reads and 256-way scattered writes. Input already in
-// order is left alone.
+// skipping the bytes every record shares (a Service's IPv4 keys share the first octet, IPv6 texts
+// their prefix and the zero padding). std::sort of 100k records in random order, the order IPs have
+// when pods are listed by name, was 15% of a full reconcile (perf, docs/performance.md), mostly
+// mispredicted branches; this costs a few passes of sequential reads and 256-way scattered writes.
+// Input already in order is left alone.
 void SortByPrefix(std::vector<SortRecord>& records) {
   if (records.size() < 2) {
     return;
@@ -440,15 +623,15 @@ class IdentityComparer final {
       : service_(service), records_(records), ips_(ips) {}
 
   // The smallest address of `ipv6`'s family of a record; nullptr when it has none.
-  const std::string* SmallestAddress(std::uint32_t record, bool ipv6) const {
+  const PodIp* SmallestAddress(std::uint32_t record, bool ipv6) const {
     const PodRecord<PodT>& r = records_[record];
-    const std::string* best = nullptr;
+    const PodIp* best = nullptr;
     for (std::uint32_t i = r.ip_begin; i < r.ip_end; ++i) {
       if (ips_[i].ipv6 != ipv6) {
         continue;
       }
-      if (best == nullptr || ips_[i].text < *best) {
-        best = &ips_[i].text;
+      if (best == nullptr || ips_[i].text < best->text) {
+        best = &ips_[i];
       }
     }
     return best;
@@ -814,7 +997,12 @@ void PrefetchCompactPod(const model::CompactPod& pod) {
 }
 void PrefetchFarForPass1(const model::CompactPod& pod) { PrefetchCompactPod(pod); }
 void PrefetchNearForPass1(const model::CompactPod& /*pod*/) {}
-void PrefetchFarForPass3(const model::CompactPod& pod) { PrefetchCompactPod(pod); }
+// Pass 3 reads only the name of a compact pod (its record holds the rest): the first 32 bytes.
+void PrefetchFarForPass3(const model::CompactPod& pod) {
+  const auto* bytes = reinterpret_cast<const char*>(&pod);
+  __builtin_prefetch(bytes);
+  __builtin_prefetch(bytes + sizeof(std::string) - 1);
+}
 void PrefetchNearForPass3(const model::CompactPod& pod) { __builtin_prefetch(pod.name().data()); }
 
 template <typename PodT>
@@ -890,20 +1078,29 @@ DesiredEndpoints DeriveFromPods(const model::Service& service, std::span<const P
             return;
           }
           const bool ipv6 = parsed->family == net::IpFamily::kIPv6;
-          ips.push_back(
-              PodIp{ipv6, !ipv6 && IsCanonicalIpv4Text(text) ? text : net::FormatIp(*parsed)});
+          ips.push_back(PodIp{ipv6, ipv6 ? 0 : Ipv4TextOrderKey(*parsed),
+                              !ipv6 && IsCanonicalIpv4Text(text) ? text : net::FormatIp(*parsed)});
         },
         [&](const net::IpAddress& address) {
           if (serves(address)) {
-            ips.push_back(PodIp{address.family == net::IpFamily::kIPv6, net::FormatIp(address)});
+            const bool ipv6 = address.family == net::IpFamily::kIPv6;
+            ips.push_back(
+                PodIp{ipv6, ipv6 ? 0 : Ipv4TextOrderKey(address), net::FormatIp(address)});
           }
         });
     const auto ip_end = static_cast<std::uint32_t>(ips.size());
     if (ip_end == ip_begin) {
       continue;  // no address in any served family: no endpoint
     }
-    records.push_back(PodRecord<PodT>{pod, node, ip_begin, ip_end,
-                                      static_cast<std::uint32_t>(key_index), StateOf(*pod)});
+    PodRecord<PodT>& record = records.emplace_back(
+        MakeRecord(*pod, node, ip_begin, ip_end, static_cast<std::uint32_t>(key_index), service));
+    std::uint32_t ipv4_count = 0;
+    for (std::uint32_t k = ip_begin; k < ip_end; ++k) {
+      ipv4_count += ips[k].ipv6 ? 0 : 1;
+    }
+    const std::uint32_t ipv6_count = ip_end - ip_begin - ipv4_count;
+    record.flags |=
+        (ipv4_count == 1 ? kRecordSingleIpv4 : 0) | (ipv6_count == 1 ? kRecordSingleIpv6 : 0);
   }
   if (invalid_ips > 0) {
     desired.diagnostics.push_back(
@@ -930,12 +1127,16 @@ DesiredEndpoints DeriveFromPods(const model::Service& service, std::span<const P
   }
   for (std::uint32_t r = 0; r < records.size(); ++r) {
     for (std::size_t t = 0; t < type_count; ++t) {
-      const std::string* smallest = identity.SmallestAddress(r, type_is_ipv6[t]);
+      const PodIp* smallest = identity.SmallestAddress(r, type_is_ipv6[t]);
       if (smallest == nullptr) {
         continue;
       }
       SortRecord sort_record{0, 0, r};
-      PackPrefix(*smallest, sort_record.hi, sort_record.lo);
+      if (type_is_ipv6[t]) {
+        PackPrefix(smallest->text, sort_record.hi, sort_record.lo);
+      } else {
+        sort_record.hi = std::uint64_t{smallest->ipv4_key} << 32U;
+      }
       buckets[records[r].key_index * type_count + t].push_back(sort_record);
     }
   }
@@ -959,6 +1160,7 @@ DesiredEndpoints DeriveFromPods(const model::Service& service, std::span<const P
       group.address_type = desired.address_types[t];
       group.ports = t + 1 == type_count ? std::move(keys[k].ports) : keys[k].ports;
       group.sorted_unique = true;
+      group.without_hints = true;
       const std::size_t count = buckets[k * type_count + t].size();
       if (capacity == 0) {
         group.endpoints.reserve(count);
@@ -975,22 +1177,28 @@ DesiredEndpoints DeriveFromPods(const model::Service& service, std::span<const P
   // Pass 3: build each endpoint once, where it is written from, in sorted order. Each endpoint is
   // constructed as it is appended: building them in pod order instead needs every endpoint
   // constructed up front and then written again at a scattered position, two passes over
-  // ~470 bytes an endpoint that cost more than reading the pods out of order.
+  // ~400 bytes an endpoint that cost more than reading the pods out of order. At 100k pods the
+  // random reads are what this pass waits for (the core runs out of outstanding misses), so it
+  // reads as few lines as it can: the record, and the pod's name; a pod's only address of the
+  // family comes from its sort key when the key holds all of it, not from `ips`.
   for (std::size_t b = 0; b < buckets.size(); ++b) {
     const std::size_t t = b % type_count;
     const bool ipv6 = type_is_ipv6[t];
+    const std::uint8_t single_flag = ipv6 ? kRecordSingleIpv6 : kRecordSingleIpv4;
     EndpointGroup& group = desired.groups[group_of[b]];
     std::size_t position = 0;
     const std::vector<SortRecord>& bucket = buckets[b];
     for (std::size_t i = 0; i < bucket.size(); ++i) {
-      // Sorted order visits the records, their IPs and their pods at random: each is fetched
-      // ahead in its own stage, since each address comes from the one before.
+      // Sorted order visits the records and their pods at random: each is fetched ahead in its
+      // own stage, since each address comes from the one before.
       if (i + 2 * kPrefetchDistance < bucket.size()) {
         __builtin_prefetch(&records[bucket[i + 2 * kPrefetchDistance].record]);
       }
       if (i + kPrefetchDistance < bucket.size()) {
         const PodRecord<PodT>& ahead = records[bucket[i + kPrefetchDistance].record];
-        __builtin_prefetch(&ips[ahead.ip_begin]);
+        if ((ahead.flags & single_flag) == 0) {
+          __builtin_prefetch(&ips[ahead.ip_begin]);
+        }
         PrefetchFarForPass3(*ahead.pod);
       }
       if (i + kPrefetchDistance / 2 < bucket.size()) {
@@ -1001,18 +1209,21 @@ DesiredEndpoints DeriveFromPods(const model::Service& service, std::span<const P
       model::Endpoint& endpoint = capacity == 0 ? group.endpoints.emplace_back()
                                                 : group.runs[position / capacity].emplace_back();
       ++position;
-      std::uint32_t count = 0;
-      for (std::uint32_t k = record.ip_begin; k < record.ip_end; ++k) {
-        count += ips[k].ipv6 == ipv6 ? 1 : 0;
-      }
-      endpoint.addresses.reserve(count);
-      // Each address belongs to one family, so it is moved out exactly once.
-      for (std::uint32_t k = record.ip_begin; k < record.ip_end; ++k) {
-        if (ips[k].ipv6 == ipv6) {
-          endpoint.addresses.push_back(std::move(ips[k].text));
+      if ((record.flags & single_flag) == 0 ||
+          !AppendFromSortKey(sorted, ipv6, endpoint.addresses)) {
+        std::uint32_t count = 0;
+        for (std::uint32_t k = record.ip_begin; k < record.ip_end; ++k) {
+          count += ips[k].ipv6 == ipv6 ? 1 : 0;
+        }
+        endpoint.addresses.reserve(count);
+        // Each address belongs to one family, so it is moved out exactly once.
+        for (std::uint32_t k = record.ip_begin; k < record.ip_end; ++k) {
+          if (ips[k].ipv6 == ipv6) {
+            endpoint.addresses.push_back(std::move(ips[k].text));
+          }
         }
       }
-      FillEndpoint(endpoint, *record.pod, record.state, record.node, service);
+      FillEndpointFromRecord(endpoint, record, service);
     }
   }
   return desired;

@@ -203,6 +203,7 @@ void ServiceEndpointsBuilder::RegroupPortSets(std::size_t old_count) {
         group.ports = set.ports;
         // Kept so by every change (LowerBound), and unique: an identity names its pod.
         group.sorted_unique = true;
+        group.without_hints = true;
       }
     }
   }

@@ -244,6 +244,27 @@ TEST(HintsTest, RemoveAllHints) {
   EXPECT_EQ(UnchangedNames(work), std::vector<std::string>{"plain"});
 }
 
+// A planner whose creates all come from EndpointGroup::without_hints groups says so: creates are
+// not read again, updates (which may hold stored, hinted endpoints) and hinted unchanged slices are
+// still cleared. The create keeps the hint planted here only because the flag promised there was
+// none: that is what shows it was skipped.
+TEST(HintsTest, RemoveAllHintsSkipsCreatesWithoutHints) {
+  Work work;
+  work.creates = {Slice("c", {{"10.0.0.1", "zone-a", true, std::nullopt, Zones({"zone-a"})}})};
+  work.updates = {Slice("u", {{"10.0.0.2", "zone-a", true, std::nullopt, Zones({"zone-b"})}})};
+  work.SetStored({Slice("hinted", {{"10.0.0.3", "zone-a", true, std::nullopt, Zones({"zone-a"})}}),
+                  Slice("plain", {{"10.0.0.4", "zone-a"}})});
+  HintsWorkingSet set = work.Set();
+  set.creates_without_hints = true;
+  RemoveAllHints(set);
+  EXPECT_EQ(work.creates[0].endpoints[0].hints, Zones({"zone-a"}));
+  EXPECT_EQ(UpdateNames(work), (std::vector<std::string>{"u", "hinted"}));
+  for (const model::EndpointSlice& slice : work.updates) {
+    EXPECT_EQ(slice.endpoints[0].hints, std::nullopt);
+  }
+  EXPECT_EQ(UnchangedNames(work), std::vector<std::string>{"plain"});
+}
+
 // ---- §6.3 topology-aware hints ----
 
 const std::map<std::string, double> kTwoZones = {{"zone-a", 0.45}, {"zone-b", 0.55}};

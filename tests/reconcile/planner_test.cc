@@ -91,6 +91,29 @@ TEST(PlannerTest, Scenario05_SomePreexistingSlices) {
   EXPECT_EQ(plan.unchanged, std::vector<std::string>{"b"});
 }
 
+// Scenario 5 with stored hints and desired groups flagged without_hints (as the Service source
+// flags its own): the planner skips clearing its creates, yet no written slice keeps a stored
+// hint, whether the slice was rebuilt from desired endpoints or copied from a stored one.
+TEST(PlannerTest, StoredHintsClearedWhenDesiredGroupsHaveNone) {
+  std::vector<model::Endpoint> hinted = PodEndpoints(62, 61);
+  for (model::Endpoint& endpoint : hinted) {
+    endpoint.hints = model::EndpointHints{{"zone-a"}, {}};
+  }
+  std::vector<model::EndpointSlice> existing = {StoredSlice("a", PodEndpoints(0, 62)),
+                                                StoredSlice("b", hinted)};
+  for (const int desired_count : {250, 123 + 30}) {
+    DesiredEndpoints desired = FooDesired(desired_count);
+    desired.groups[0].without_hints = true;
+    const Plan plan = PlanSlices(desired, existing, DefaultOptions());
+    EXPECT_EQ(plan.Count(Operation::kUpdate), 2U) << Render(plan);  // "b" only for its hints
+    for (const SliceAction& action : plan.actions) {
+      for (const model::Endpoint& endpoint : action.slice.endpoints) {
+        EXPECT_FALSE(endpoint.hints.has_value()) << action.slice.metadata.name;
+      }
+    }
+  }
+}
+
 // Scenario 6: a remainder that fits no unchanged slice gets a new slice.
 TEST(PlannerTest, Scenario06_SomePreexistingWorseAllocation) {
   const std::vector<model::EndpointSlice> existing = {StoredSlice("a", PodEndpoints(0, 74)),

@@ -15,6 +15,7 @@
 #include "slicewright/model/core.h"
 #include "slicewright/model/discovery.h"
 #include "slicewright/model/well_known.h"
+#include "slicewright/net/ip.h"
 #include "slicewright/reconcile/planner.h"
 
 #include "reconcile/planner_test_util.h"
@@ -632,6 +633,80 @@ TEST(PodSourceTest, LongIpv6AddressesSortByFullText) {
   const DesiredEndpoints desired = Derive(service, pods);
   ASSERT_EQ(desired.groups.size(), 1U);
   EXPECT_EQ(Names(desired.groups[0]), (std::vector<std::string>{"pod1", "pod2", "pod0"}));
+}
+
+// IPv4 endpoints are ordered by their text (spec §3.7), which the source sorts by a numeric key:
+// every octet value in every position, shuffled, through both sorts (std::sort below 512 records,
+// radix above), in both pod forms (Derive checks the compact one).
+TEST(PodSourceTest, Ipv4EndpointsInTextOrderForEveryOctet) {
+  std::vector<std::string> texts;
+  for (int v = 0; v < 256; ++v) {
+    const std::string octet = std::to_string(v);
+    texts.push_back(octet + ".1.2.3");
+    texts.push_back("1." + octet + ".2.3");
+    texts.push_back("1.2." + octet + ".3");
+    texts.push_back("1.2.3." + octet);
+  }
+  std::sort(texts.begin(), texts.end());
+  texts.erase(std::unique(texts.begin(), texts.end()), texts.end());
+  std::mt19937 rng(11);
+  for (const std::size_t count : {std::size_t{300}, texts.size()}) {
+    std::vector<std::string> chosen = texts;
+    std::shuffle(chosen.begin(), chosen.end(), rng);
+    chosen.resize(count);
+    std::vector<model::Pod> pods;
+    for (const std::string& text : chosen) {
+      pods.push_back(MakePod(static_cast<int>(pods.size()), true, {text}));
+    }
+    std::sort(chosen.begin(), chosen.end());
+    const DesiredEndpoints desired = Derive(FooService(), pods);
+    ASSERT_EQ(desired.groups.size(), 1U);
+    std::vector<std::string> got;
+    for (const model::Endpoint& endpoint : desired.groups[0].endpoints) {
+      ASSERT_EQ(endpoint.addresses.size(), 1U);
+      got.push_back(endpoint.addresses[0]);
+    }
+    EXPECT_EQ(got, chosen) << count << " pods";
+  }
+}
+
+// A pod's only address of a family is taken from its 16-byte sort prefix when it fits there;
+// texts of 16 characters or more are not, and must come out whole. Both pod forms (Derive checks
+// the compact one) and both sorts (std::sort below kRadixSortMinimum, radix above).
+TEST(PodSourceTest, AddressesOfEveryLengthAroundTheSortPrefix) {
+  model::Service service = FooService();
+  service.spec.ip_families = {"IPv6"};
+  const std::vector<std::string> addresses = {
+      "fd00::1",             // 7
+      "fd00:10:244::1b",     // 15
+      "fd00:10:244::1bc",    // 16
+      "fd00:10:244:1::1b",   // 17
+      "fd00:10:244:1::1bc",  // 18
+      "fd00:1:2:3:4:5:6:7",  // 18, no compression
+  };
+  for (const std::size_t copies : {std::size_t{1}, std::size_t{200}}) {
+    std::vector<model::Pod> pods;
+    std::vector<std::string> want;
+    for (std::size_t c = 0; c < copies; ++c) {
+      for (const std::string& address : addresses) {
+        // A distinct address per pod: the copy number in the last group.
+        const std::string text =
+            c == 0 ? address : address.substr(0, address.rfind(':') + 1) + std::to_string(c);
+        pods.push_back(MakePod(static_cast<int>(pods.size()), true, {text}));
+        want.push_back(net::FormatIp(*net::ParseIpSloppy(text)));
+      }
+    }
+    std::sort(want.begin(), want.end());  // pods sharing an address are distinct endpoints
+    const DesiredEndpoints desired = Derive(service, pods);
+    ASSERT_EQ(desired.groups.size(), 1U);
+    std::vector<std::string> got;
+    for (const model::Endpoint& endpoint : desired.groups[0].endpoints) {
+      ASSERT_EQ(endpoint.addresses.size(), 1U);
+      got.push_back(endpoint.addresses[0]);
+    }
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, want) << copies << " copies";
+  }
 }
 
 // Scenario 12 (desired side): a named target port resolving to 5 numbers makes 5 groups of 60,

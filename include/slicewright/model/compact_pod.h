@@ -65,6 +65,11 @@ class CompactPod final {
   const std::string& namespace_() const { return namespace_name_.get(); }
   std::string resource_version() const;
   InlineString uid() const;
+  // The UID's 16 bytes when it is a UUID (almost always), else nullptr (read uid()). A reader that
+  // visits pods twice copies these in its first visit and formats them (FormatUid) in its second
+  // without reading the pod again.
+  const std::array<std::uint8_t, 16>* binary_uid() const { return has_uid_ ? &uid_ : nullptr; }
+  static InlineString FormatUid(const std::array<std::uint8_t, 16>& bytes);
   const model::StringMap& labels() const { return labels_.get(); }
   const std::string& node_name() const { return node_name_.get(); }
   bool terminating() const { return deletion_nanos_ != kUnsetTime; }
@@ -117,6 +122,8 @@ class CompactPod final {
     friend bool operator==(const Rare&, const Rare&) = default;
   };
 
+  // First: the reconciler's endpoint pass reads only the name of a pod, and fetches the first
+  // sizeof(std::string) bytes ahead (reconcile/pod_source.cc).
   std::string name_;
   Interned<std::string> namespace_name_;
   Interned<std::string> node_name_;

@@ -41,6 +41,10 @@ struct EndpointGroup {
   // The source emitted `endpoints` sorted by CompareEndpointIdentity and unique, so the planner
   // skips its check (debug builds still verify). Sources that cannot promise it leave it false.
   bool sorted_unique = false;
+  // The source set no endpoint's hints (the Service source never does). Then a new slice made of
+  // them needs no hints removed, and removing them, which read every endpoint once more, is
+  // skipped. Sources that cannot promise it leave it false.
+  bool without_hints = false;
   // Instead of `endpoints` (then empty), a source may hand over the same sorted, unique endpoints
   // cut into runs of `run_capacity` (the last one shorter). When that capacity is the planner's
   // maxEndpointsPerSlice, a run that becomes a new slice whole is moved into it as one vector: a

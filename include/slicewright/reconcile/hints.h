@@ -26,6 +26,9 @@ struct HintsWorkingSet {
   // stored fingerprints keep it): removing hints from a 10k-endpoint Service otherwise reads every
   // endpoint of every slice on each sync.
   std::function<bool(const model::EndpointSlice&)> any_hint_of_unchanged;
+  // Every endpoint of `creates` comes from groups flagged EndpointGroup::without_hints: removing
+  // hints skips them.
+  bool creates_without_hints = false;
 };
 
 // Whether any endpoint of `slice` has hints.
