@@ -157,41 +157,7 @@ int CompareStrings(std::string_view a, std::string_view b) {
   return c < 0 ? -1 : (c > 0 ? 1 : 0);
 }
 
-// Lexicographic comparison of two address lists as sorted lists (the identity key sorts them).
-int CompareSortedAddresses(std::span<const std::string_view> a,
-                           std::span<const std::string_view> b) {
-  const std::size_t n = std::min(a.size(), b.size());
-  for (std::size_t i = 0; i < n; ++i) {
-    if (int c = CompareStrings(a[i], b[i])) {
-      return c;
-    }
-  }
-  return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
-}
-
 // ---- DesiredFromService internals ----
-
-// Whether text that parsed as IPv4 is already in canonical form: only digits and dots (so not an
-// IPv4-mapped IPv6 form) and no octet with a leading zero. Kubelet writes canonical text, and
-// copying it is cheaper than formatting the parsed address again.
-bool IsCanonicalIpv4Text(std::string_view text) {
-  bool octet_start = true;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '.') {
-      octet_start = true;
-      continue;
-    }
-    if (c < '0' || c > '9') {
-      return false;
-    }
-    if (octet_start && c == '0' && i + 1 < text.size() && text[i + 1] != '.') {
-      return false;  // "010" is sloppy syntax for 10
-    }
-    octet_start = false;
-  }
-  return true;
-}
 
 // Sentinel in a port resolution for a Service port not found on the pod.
 constexpr std::int64_t kPortNotFound = -(std::int64_t{1} << 40);
@@ -341,12 +307,21 @@ void AppendIpv4FromKey(std::uint32_t key, model::EndpointAddresses& addresses) {
   addresses.emplace_back(text.data(), length - 1);
 }
 
-// A pod IP parsed once per sync, canonical text; for IPv4 also its Ipv4TextOrderKey.
+// A pod IP parsed once per sync: an IPv6 address as canonical text, an IPv4 one as its
+// Ipv4TextOrderKey only (its text is made once, from the key, where an endpoint is written).
 struct PodIp {
   bool ipv6 = false;
   std::uint32_t ipv4_key = 0;
-  std::string text;
+  std::string text;  // IPv6 only
 };
+
+// Compares two addresses of one family as their canonical texts compare.
+int CompareIps(const PodIp& x, const PodIp& y) {
+  if (!x.ipv6) {
+    return x.ipv4_key < y.ipv4_key ? -1 : (x.ipv4_key > y.ipv4_key ? 1 : 0);
+  }
+  return CompareStrings(x.text, y.text);
+}
 
 // The caller's Node lookup, asked once per Node name: a Service's pods share few Nodes, and in the
 // controller each lookup is a cache read under a lock that also keeps a snapshot alive.
@@ -630,7 +605,7 @@ class IdentityComparer final {
       if (ips_[i].ipv6 != ipv6) {
         continue;
       }
-      if (best == nullptr || ips_[i].text < best->text) {
+      if (best == nullptr || CompareIps(ips_[i], *best) < 0) {
         best = &ips_[i];
       }
     }
@@ -661,39 +636,45 @@ class IdentityComparer final {
   }
 
   int CompareAddresses(const PodRecord<PodT>& a, const PodRecord<PodT>& b, bool ipv6) const {
-    const std::string* single_a = nullptr;
-    const std::string* single_b = nullptr;
+    const PodIp* single_a = nullptr;
+    const PodIp* single_b = nullptr;
     std::uint32_t count_a = 0;
     std::uint32_t count_b = 0;
     for (std::uint32_t i = a.ip_begin; i < a.ip_end; ++i) {
       if (ips_[i].ipv6 == ipv6 && count_a++ == 0) {
-        single_a = &ips_[i].text;
+        single_a = &ips_[i];
       }
     }
     for (std::uint32_t i = b.ip_begin; i < b.ip_end; ++i) {
       if (ips_[i].ipv6 == ipv6 && count_b++ == 0) {
-        single_b = &ips_[i].text;
+        single_b = &ips_[i];
       }
     }
     if (count_a == 1 && count_b == 1) {
-      return CompareStrings(*single_a, *single_b);
+      return CompareIps(*single_a, *single_b);
     }
     // More than one address of a family: compare the sorted lists (never written by kubelet).
-    std::vector<std::string_view> va;
-    std::vector<std::string_view> vb;
+    std::vector<const PodIp*> va;
+    std::vector<const PodIp*> vb;
     for (std::uint32_t i = a.ip_begin; i < a.ip_end; ++i) {
       if (ips_[i].ipv6 == ipv6) {
-        va.push_back(ips_[i].text);
+        va.push_back(&ips_[i]);
       }
     }
     for (std::uint32_t i = b.ip_begin; i < b.ip_end; ++i) {
       if (ips_[i].ipv6 == ipv6) {
-        vb.push_back(ips_[i].text);
+        vb.push_back(&ips_[i]);
       }
     }
-    std::sort(va.begin(), va.end());
-    std::sort(vb.begin(), vb.end());
-    return CompareSortedAddresses(va, vb);
+    const auto less = [](const PodIp* x, const PodIp* y) { return CompareIps(*x, *y) < 0; };
+    std::sort(va.begin(), va.end(), less);
+    std::sort(vb.begin(), vb.end(), less);
+    for (std::size_t i = 0; i < std::min(va.size(), vb.size()); ++i) {
+      if (int c = CompareIps(*va[i], *vb[i])) {
+        return c;
+      }
+    }
+    return va.size() < vb.size() ? -1 : (va.size() > vb.size() ? 1 : 0);
   }
 
   const model::Service& service_;
@@ -1078,14 +1059,14 @@ DesiredEndpoints DeriveFromPods(const model::Service& service, std::span<const P
             return;
           }
           const bool ipv6 = parsed->family == net::IpFamily::kIPv6;
-          ips.push_back(PodIp{ipv6, ipv6 ? 0 : Ipv4TextOrderKey(*parsed),
-                              !ipv6 && IsCanonicalIpv4Text(text) ? text : net::FormatIp(*parsed)});
+          ips.push_back(ipv6 ? PodIp{true, 0, net::FormatIp(*parsed)}
+                             : PodIp{false, Ipv4TextOrderKey(*parsed), {}});
         },
         [&](const net::IpAddress& address) {
           if (serves(address)) {
             const bool ipv6 = address.family == net::IpFamily::kIPv6;
-            ips.push_back(
-                PodIp{ipv6, ipv6 ? 0 : Ipv4TextOrderKey(address), net::FormatIp(address)});
+            ips.push_back(ipv6 ? PodIp{true, 0, net::FormatIp(address)}
+                               : PodIp{false, Ipv4TextOrderKey(address), {}});
           }
         });
     const auto ip_end = static_cast<std::uint32_t>(ips.size());
@@ -1216,10 +1197,15 @@ DesiredEndpoints DeriveFromPods(const model::Service& service, std::span<const P
           count += ips[k].ipv6 == ipv6 ? 1 : 0;
         }
         endpoint.addresses.reserve(count);
-        // Each address belongs to one family, so it is moved out exactly once.
+        // Each address belongs to one family, so an IPv6 text is moved out exactly once.
         for (std::uint32_t k = record.ip_begin; k < record.ip_end; ++k) {
-          if (ips[k].ipv6 == ipv6) {
+          if (ips[k].ipv6 != ipv6) {
+            continue;
+          }
+          if (ipv6) {
             endpoint.addresses.push_back(std::move(ips[k].text));
+          } else {
+            AppendIpv4FromKey(ips[k].ipv4_key, endpoint.addresses);
           }
         }
       }
