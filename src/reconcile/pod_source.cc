@@ -81,10 +81,9 @@ PodState StateOf(const model::Pod& pod) {
 }
 PodState StateOf(const model::CompactPod& pod) { return PodState{pod.ready(), pod.terminating()}; }
 
-// Every field of podToEndpoint but the addresses (spec §3.4); `state` is StateOf(pod).
-template <typename PodT>
-void FillEndpoint(model::Endpoint& endpoint, const PodT& pod, PodState state,
-                  const model::Node* node, const model::Service& service) {
+// Sets a pod endpoint's conditions and starts its targetRef (kind Pod), which the caller fills.
+model::ObjectReference& StartPodEndpoint(model::Endpoint& endpoint, PodState state,
+                                         const model::Service& service) {
   // A terminating pod is never ready unless the Service publishes not-ready addresses.
   endpoint.conditions.ready =
       service.spec.publish_not_ready_addresses || (state.serving && !state.terminating);
@@ -92,6 +91,14 @@ void FillEndpoint(model::Endpoint& endpoint, const PodT& pod, PodState state,
   endpoint.conditions.terminating = state.terminating;
   model::ObjectReference& ref = endpoint.target_ref.emplace();
   ref.kind = "Pod";
+  return ref;
+}
+
+// Every field of podToEndpoint but the addresses (spec §3.4); `state` is StateOf(pod).
+template <typename PodT>
+void FillEndpoint(model::Endpoint& endpoint, const PodT& pod, PodState state,
+                  const model::Node* node, const model::Service& service) {
+  model::ObjectReference& ref = StartPodEndpoint(endpoint, state, service);
   ref.namespace_ = PodNamespace(pod);
   ref.name = PodName(pod);
   ref.uid = PodUid(pod);
@@ -410,13 +417,7 @@ void FillEndpointFromRecord(model::Endpoint& endpoint, const PodRecord<model::Po
 }
 void FillEndpointFromRecord(model::Endpoint& endpoint, const PodRecord<model::CompactPod>& record,
                             const model::Service& service) {
-  const PodState state = record.state;
-  endpoint.conditions.ready =
-      service.spec.publish_not_ready_addresses || (state.serving && !state.terminating);
-  endpoint.conditions.serving = state.serving;
-  endpoint.conditions.terminating = state.terminating;
-  model::ObjectReference& ref = endpoint.target_ref.emplace();
-  ref.kind = "Pod";
+  model::ObjectReference& ref = StartPodEndpoint(endpoint, record.state, service);
   ref.namespace_ = *record.copy.namespace_name;
   ref.name = record.pod->name();
   ref.uid = (record.flags & kRecordBinaryUid) != 0 ? model::CompactPod::FormatUid(record.copy.uid)
