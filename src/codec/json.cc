@@ -158,8 +158,9 @@ Status ReadString(element value, model::InlineString& out) { return ReadText(val
 
 Status ReadString(element value, model::RareString& out) { return ReadText(value, out); }
 
-template <typename Text>  // std::string or model::InlineString
-Status ReadOptString(element value, std::optional<Text>& out) {
+// `Optional`: std::optional or model::OptionalBox of std::string or model::InlineString.
+template <typename Optional>
+Status ReadOptString(element value, Optional& out) {
   switch (value.type()) {
     case element_type::STRING:
       out.emplace(value.get_string().value_unsafe());

@@ -36,8 +36,9 @@ void PutString(Json& object, const char* key, std::string_view value) {
   if (!value.empty()) object[key] = std::string(value);
 }
 
-template <typename Text>  // std::string or model::InlineString
-void PutOptString(Json& object, const char* key, const std::optional<Text>& value) {
+// `Optional`: std::optional or model::OptionalBox of std::string or model::InlineString.
+template <typename Optional>
+void PutOptString(Json& object, const char* key, const Optional& value) {
   if (value.has_value()) object[key] = std::string(std::string_view(*value));
 }
 
@@ -332,8 +333,8 @@ class JsonStream {
     Key(key);
     String(value);
   }
-  template <typename Text>
-  void OptString(std::string_view key, const std::optional<Text>& value) {
+  template <typename Optional>
+  void OptString(std::string_view key, const Optional& value) {
     if (!value.has_value()) return;
     Key(key);
     String(std::string_view(*value));

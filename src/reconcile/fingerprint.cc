@@ -34,8 +34,9 @@ class KeyWriter {
     std::memcpy(out_, text.data(), text.size());
     out_ += text.size();
   }
-  template <typename String>  // std::string or model::InlineString
-  void OptionalText(const std::optional<String>& text) {
+  // `Optional`: std::optional or model::OptionalBox of std::string or model::InlineString.
+  template <typename Optional>
+  void OptionalText(const Optional& text) {
     if (!text) {
       Byte(kAbsent);
       return;

@@ -25,7 +25,7 @@ using model::EndpointSlice;
 
 constexpr std::uint32_t kNotFound = UINT32_MAX;
 
-std::string_view OptionalView(const std::optional<std::string>& value) {
+std::string_view OptionalView(const model::OptionalBox<std::string>& value) {
   return value ? std::string_view(*value) : std::string_view();
 }
 

@@ -51,7 +51,9 @@ struct Endpoint {
 
   EndpointAddresses addresses;
   EndpointConditions conditions;
-  std::optional<std::string> hostname;
+  // Set only for a pod whose subdomain names a headless Service (StatefulSets): boxed, 8 bytes
+  // instead of 40.
+  OptionalBox<std::string> hostname;
   std::optional<ObjectReference> target_ref;
   // Inline: cloud Node names ("ip-10-0-1-23.eu-west-1.compute.internal") outgrow std::string's
   // 15 characters, and a copy per endpoint would allocate.

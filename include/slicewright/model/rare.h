@@ -151,6 +151,10 @@ class OptionalBox final {
     return *a.value_ == *b.value_;
   }
   friend bool operator==(const OptionalBox& a, std::nullopt_t) { return !a.value_; }
+  // As std::optional's: a value compares equal only to a box holding an equal value.
+  friend bool operator==(const OptionalBox& a, const T& b) {
+    return a.value_ != nullptr && *a.value_ == b;
+  }
 
  private:
   std::unique_ptr<T> value_;

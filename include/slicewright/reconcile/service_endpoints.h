@@ -63,7 +63,7 @@ class ServiceEndpointsBuilder final {
   // (the Service's namespace, the pod's name): enough to find the endpoint in its group.
   struct Identity {  // NOLINT(bugprone-exception-escape): as PodState
     model::EndpointAddresses addresses;
-    std::optional<std::string> hostname;
+    model::OptionalBox<std::string> hostname;  // as model::Endpoint::hostname
   };
 
   // What one pod contributes, kept per pod: small, since large Services keep one per pod for as

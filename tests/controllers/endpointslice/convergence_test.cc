@@ -112,7 +112,7 @@ std::string EndpointText(const model::Endpoint& endpoint) {
       << " serving=" << flag(endpoint.conditions.serving)
       << " terminating=" << flag(endpoint.conditions.terminating)
       << " node=" << endpoint.node_name.value_or("-") << " zone=" << endpoint.zone.value_or("-")
-      << " hostname=" << endpoint.hostname.value_or("-");
+      << " hostname=" << (endpoint.hostname ? *endpoint.hostname : "-");
   if (endpoint.target_ref) {
     out << " ref=" << endpoint.target_ref->kind << '/' << endpoint.target_ref->namespace_ << '/'
         << endpoint.target_ref->name << '/' << endpoint.target_ref->uid;
