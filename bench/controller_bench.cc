@@ -103,7 +103,7 @@ class ControllerFixture {
     cache::EventHandler<model::CompactPod> handled;
     handled.on_update = [this](const auto&, const auto& pod) {
       std::lock_guard lock(handled_mu_);
-      last_handled_pod_ = pod->name() + "@" + pod->resource_version();
+      last_handled_pod_ = std::string(pod->name()) + "@" + pod->resource_version();
     };
     informers_->Pods().AddEventHandler(std::move(handled));
     informers_->Start();

@@ -344,12 +344,23 @@ class NodeMemo {
     if (recent.filled && recent.name == name) {
       return recent.node;
     }
-    auto [it, inserted] = found_.try_emplace(name, nullptr);
-    if (inserted) {
-      it->second = nodes_(name);
+    const model::Node* node = Lookup(name);
+    recent = RecentNode{true, name, node};
+    return node;
+  }
+
+  // For a name interned per node (a compact pod's): its address stands for its text, so a hit
+  // costs no comparison at all. Cloud Node names ("ip-10-0-1-23.eu-west-1.compute.internal")
+  // differ only in their first characters, where Find's slot and comparison look last.
+  const model::Node* FindInterned(const std::string& name) {
+    const auto address = reinterpret_cast<std::uintptr_t>(name.data());
+    RecentNode& recent = recent_[(address >> 4U) % kRecentNodes];
+    if (recent.filled && recent.name.data() == name.data() && recent.name.size() == name.size()) {
+      return recent.node;
     }
-    recent = RecentNode{true, name, it->second};
-    return it->second;
+    const model::Node* node = Lookup(name);
+    recent = RecentNode{true, name, node};
+    return node;
   }
 
  private:
@@ -359,6 +370,14 @@ class NodeMemo {
     const model::Node* node = nullptr;
   };
   static constexpr std::size_t kRecentNodes = 16;
+
+  const model::Node* Lookup(std::string_view name) {
+    auto [it, inserted] = found_.try_emplace(name, nullptr);
+    if (inserted) {
+      it->second = nodes_(name);
+    }
+    return it->second;
+  }
 
   static std::size_t RecentSlot(std::string_view name) {
     if (name.empty()) {
@@ -373,6 +392,13 @@ class NodeMemo {
   std::unordered_map<std::string_view, const model::Node*> found_;
   std::array<RecentNode, kRecentNodes> recent_{};
 };
+
+const model::Node* FindNode(NodeMemo& memo, const model::Pod& pod) {
+  return memo.Find(pod.spec.node_name);
+}
+const model::Node* FindNode(NodeMemo& memo, const model::CompactPod& pod) {
+  return memo.FindInterned(pod.node_name());
+}
 
 // What pass 3 reads of a compact pod besides its name and state, copied in pass 1 (which reads
 // each pod anyway, in list order) so that pass 3, which visits the pods at random, reads one
@@ -967,8 +993,8 @@ void PrefetchFarForPass3(const model::Pod& pod) {
 }
 void PrefetchNearForPass3(const model::Pod& pod) { __builtin_prefetch(pod.metadata.uid.data()); }
 
-// A compact pod is 168 bytes in place; what it points to is shared by many pods, but for a name
-// longer than std::string keeps inline. Pods are not aligned to cache lines, so 168 bytes span
+// A compact pod is 176 bytes in place; what it points to is shared by many pods, but for a name
+// longer than CompactPod::Name keeps inline. Pods are not aligned to cache lines, so 176 bytes span
 // three or four lines: the last byte is fetched too (it holds the flags uid() reads first).
 void PrefetchCompactPod(const model::CompactPod& pod) {
   const auto* bytes = reinterpret_cast<const char*>(&pod);
@@ -979,13 +1005,18 @@ void PrefetchCompactPod(const model::CompactPod& pod) {
 }
 void PrefetchFarForPass1(const model::CompactPod& pod) { PrefetchCompactPod(pod); }
 void PrefetchNearForPass1(const model::CompactPod& /*pod*/) {}
-// Pass 3 reads only the name of a compact pod (its record holds the rest): the first 32 bytes.
+// Pass 3 reads only the name of a compact pod (its record holds the rest): its first
+// sizeof(CompactPod::Name) bytes, and a block on the heap only for a name longer than 36.
 void PrefetchFarForPass3(const model::CompactPod& pod) {
   const auto* bytes = reinterpret_cast<const char*>(&pod);
   __builtin_prefetch(bytes);
-  __builtin_prefetch(bytes + sizeof(std::string) - 1);
+  __builtin_prefetch(bytes + sizeof(model::CompactPod::Name) - 1);
 }
-void PrefetchNearForPass3(const model::CompactPod& pod) { __builtin_prefetch(pod.name().data()); }
+void PrefetchNearForPass3(const model::CompactPod& pod) {
+  if (pod.name().size() > model::CompactPod::Name::kInlineCapacity) {
+    __builtin_prefetch(pod.name().data());
+  }
+}
 
 template <typename PodT>
 DesiredEndpoints DeriveFromPods(const model::Service& service, std::span<const PodT* const> pods,
@@ -1035,7 +1066,7 @@ DesiredEndpoints DeriveFromPods(const model::Service& service, std::span<const P
     // The group exists from here on, even if the pod is skipped below (spec §3.6).
     const std::size_t key_index = port_sets.KeyFor(*pod);
     const std::string& node_name = PodNodeName(*pod);
-    const model::Node* node = node_name.empty() ? nullptr : node_memo.Find(node_name);
+    const model::Node* node = node_name.empty() ? nullptr : FindNode(node_memo, *pod);
     if (node == nullptr && !service.spec.publish_not_ready_addresses) {
       desired.diagnostics.push_back(
           internal::NodeNotFoundDiagnostic(service, PodName(*pod), node_name));

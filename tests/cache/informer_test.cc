@@ -125,7 +125,7 @@ class InformerTest : public ::testing::Test {
   static std::map<std::string, std::string> Cached(const Informer<T>& informer) {
     std::map<std::string, std::string> out;
     for (const auto& object : informer.store().List()) {
-      out[ObjectAccess<T>::Name(*object)] = ObjectAccess<T>::ResourceVersion(*object);
+      out[std::string(ObjectAccess<T>::Name(*object))] = ObjectAccess<T>::ResourceVersion(*object);
     }
     return out;
   }

@@ -1000,6 +1000,57 @@ TEST(PodSourceTest, NodeLookupOncePerNameWithManyNodes) {
   EXPECT_EQ(seen, pods.size());
 }
 
+// Compact pods share one interned name per Node, which the memo goes by: cloud Node names that
+// differ only in their first characters, some Nodes missing. One lookup per name, and every
+// endpoint gets its own pod's Node and zone.
+TEST(PodSourceTest, CompactPodsNodeLookupOncePerInternedName) {
+  const model::Service service = FooService();
+  std::map<std::string, model::Node, std::less<>> nodes;
+  std::vector<std::string> names;
+  for (int n = 0; n < 40; ++n) {
+    names.push_back("ip-10-0-" + std::to_string(n) + "-17.eu-west-1.compute.internal");
+    if (n % 10 != 9) nodes.emplace(names.back(), MakeNode(names.back(), "zone-" + names.back()));
+  }
+  std::map<std::string, int, std::less<>> lookups;
+  const auto lookup = [&](std::string_view name) -> const model::Node* {
+    ++lookups[std::string(name)];
+    auto it = nodes.find(name);
+    return it == nodes.end() ? nullptr : &it->second;
+  };
+  std::vector<model::Pod> pods;
+  for (int i = 0; i < 200; ++i) {
+    pods.push_back(MakePod(i));
+    pods.back().spec.node_name = names[static_cast<std::size_t>((i * 7) % 40)];
+  }
+  model::PodInterners interners;
+  std::vector<model::CompactPod> compact;
+  compact.reserve(pods.size());
+  std::vector<const model::CompactPod*> pointers;
+  for (const model::Pod& pod : pods) {
+    pointers.push_back(&compact.emplace_back(model::CompactPod::FromPod(pod, interners)));
+  }
+  const DesiredEndpoints desired = DesiredFromService(service, pointers, lookup, {});
+  EXPECT_EQ(lookups.size(), names.size());
+  for (const auto& [name, count] : lookups) {
+    EXPECT_EQ(count, 1) << name;
+  }
+  std::map<std::string, std::string> node_of_pod;
+  for (const model::Pod& pod : pods) {
+    node_of_pod[pod.metadata.name] = pod.spec.node_name;
+  }
+  ASSERT_EQ(desired.groups.size(), 1U);
+  for (const model::Endpoint& endpoint : desired.groups[0].endpoints) {
+    ASSERT_TRUE(endpoint.target_ref.has_value() && endpoint.node_name.has_value());
+    EXPECT_EQ(*endpoint.node_name, node_of_pod[endpoint.target_ref->name.str()]);
+    EXPECT_EQ(endpoint.zone, "zone-" + endpoint.node_name->str());
+  }
+  // The pods on the 4 missing Nodes (5 each) are left out, each with its own diagnostic.
+  EXPECT_EQ(desired.groups[0].endpoints.size(), pods.size() - 20);
+  EXPECT_EQ(std::count_if(desired.diagnostics.begin(), desired.diagnostics.end(),
+                          [](const Diagnostic& d) { return d.reason == kReasonNodeNotFound; }),
+            20);
+}
+
 // ---- randomized comparison with a direct transcription of upstream's loop ----
 
 // The reference: per address type, every pod through PodToEndpoint into a set keyed by identity

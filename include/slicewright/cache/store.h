@@ -25,7 +25,7 @@ namespace slicewright::cache {
 // (model::CompactPod) specialise it.
 template <typename T>
 struct ObjectAccess {
-  static const std::string& Name(const T& object) { return object.metadata.name; }
+  static std::string_view Name(const T& object) { return object.metadata.name; }
   static const std::string& Namespace(const T& object) { return object.metadata.namespace_; }
   static std::string ResourceVersion(const T& object) { return object.metadata.resource_version; }
   static const model::StringMap& Labels(const T& object) { return object.metadata.labels; }
@@ -33,7 +33,7 @@ struct ObjectAccess {
 
 template <>
 struct ObjectAccess<model::CompactPod> {
-  static const std::string& Name(const model::CompactPod& pod) { return pod.name(); }
+  static std::string_view Name(const model::CompactPod& pod) { return pod.name(); }
   static const std::string& Namespace(const model::CompactPod& pod) { return pod.namespace_(); }
   static std::string ResourceVersion(const model::CompactPod& pod) {
     return pod.resource_version();
@@ -155,7 +155,7 @@ class Store final {
     for (const auto& [ns, bucket] : buckets_) {
       auto names = listed.find(ns);
       for (const Ptr& object : bucket) {
-        const std::string& name = ObjectAccess<T>::Name(*object);
+        const std::string_view name = ObjectAccess<T>::Name(*object);
         if (names == listed.end() || !names->second.contains(name)) gone.emplace_back(ns, name);
       }
     }

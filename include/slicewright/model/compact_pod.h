@@ -49,6 +49,11 @@ struct PodInterners {
 
 class CompactPod final {
  public:
+  // Inline up to 36 characters: a Deployment's pod names ("<deployment>-<10>-<5>") outgrow the 15
+  // std::string keeps, and the reconciler's endpoint pass, which visits pods at random, would
+  // then miss twice per pod (the pod, then the name's block on the heap).
+  using Name = BasicInlineString<36>;
+
   // `kept_annotations`: annotation keys to keep (the multi-network controller keeps
   // k8s.v1.cni.cncf.io/network-status); every other annotation is dropped.
   static CompactPod FromPod(const model::Pod& pod, PodInterners& interners,
@@ -61,7 +66,7 @@ class CompactPod final {
   // and lastTransitionTime).
   model::Pod ToPod() const;
 
-  const std::string& name() const { return name_; }
+  std::string_view name() const { return name_.view(); }
   const std::string& namespace_() const { return namespace_name_.get(); }
   std::string resource_version() const;
   InlineString uid() const;
@@ -122,9 +127,9 @@ class CompactPod final {
     friend bool operator==(const Rare&, const Rare&) = default;
   };
 
-  // First: the reconciler's endpoint pass reads only the name of a pod, and fetches the first
-  // sizeof(std::string) bytes ahead (reconcile/pod_source.cc).
-  std::string name_;
+  // First: the reconciler's endpoint pass reads only the name of a pod, and fetches sizeof(Name)
+  // bytes ahead (reconcile/pod_source.cc).
+  Name name_;
   Interned<std::string> namespace_name_;
   Interned<std::string> node_name_;
   Interned<model::StringMap> labels_;

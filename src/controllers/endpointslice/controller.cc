@@ -255,13 +255,13 @@ bool Controller::AnyKept() const {
   return !incremental_.empty();
 }
 
-void Controller::MarkPodChanged(const std::string& pod_name,
+void Controller::MarkPodChanged(std::string_view pod_name,
                                 std::span<const std::string> service_keys) {
   std::lock_guard<std::mutex> lock(incremental_mu_);
   if (incremental_.empty()) return;
   for (const std::string& key : service_keys) {
     auto it = incremental_.find(key);
-    if (it != incremental_.end()) it->second->marked_pods.insert(pod_name);
+    if (it != incremental_.end()) it->second->marked_pods.emplace(pod_name);
   }
 }
 
@@ -538,7 +538,7 @@ Status Controller::SyncService(const std::string& key, bool& stale) {
       if (!adapted.ok()) {
         // Only this pod is left out; the Service's other endpoints are still published.
         Record(*service, runtime::EventType::kWarning, deps_.plugin.adapt_failed_reason,
-               "skipping Pod " + pod->name() + ": " + adapted.status().ToString());
+               "skipping Pod " + std::string(pod->name()) + ": " + adapted.status().ToString());
         continue;
       }
       if (adapted->has_value()) pods.push_back(std::move(**adapted));

@@ -114,7 +114,7 @@ class Controller final {
   // Whether any Service is kept (the pod handlers skip the marking work otherwise).
   bool AnyKept() const;
   // Records pod `pod_name` as changed for those of `service_keys` that are kept.
-  void MarkPodChanged(const std::string& pod_name, std::span<const std::string> service_keys);
+  void MarkPodChanged(std::string_view pod_name, std::span<const std::string> service_keys);
   // The Node `name` from the cache, or nullptr (also for ""); `snapshots` keeps it alive.
   using NodeSnapshots = std::vector<std::shared_ptr<const model::Node>>;
   const model::Node* FindNode(std::string_view name, NodeSnapshots& snapshots) const;
