@@ -112,6 +112,30 @@ TEST(OptionalBoxTest, CopiesDeeplyAndComparesByValue) {
   EXPECT_EQ(moved->for_zones[0], "zone-a");
 }
 
+// An endpoint's hostname: a box compares with a bare value as std::optional does, and "" is a
+// value, unlike no hostname.
+TEST(OptionalBoxTest, ComparesWithAValueAsAnOptionalDoes) {
+  OptionalBox<std::string> hostname;
+  EXPECT_FALSE(hostname == "web-0");
+  EXPECT_FALSE(hostname == std::string());
+  hostname = std::string("web-0");
+  EXPECT_TRUE(hostname == "web-0");
+  EXPECT_TRUE(hostname == std::string("web-0"));
+  EXPECT_FALSE(hostname == "web-1");
+  EXPECT_TRUE(std::string("web-0") == hostname);
+  hostname = std::string();
+  EXPECT_TRUE(hostname == "");
+  EXPECT_FALSE(hostname == std::nullopt);
+  Endpoint a;
+  a.hostname = std::string("web-0");
+  Endpoint b = a;
+  EXPECT_EQ(a, b);
+  b.hostname.reset();
+  EXPECT_NE(a, b);
+  b.hostname = std::string();
+  EXPECT_NE(a, b);
+}
+
 TEST(OptionalBoxTest, EndpointsWithAndWithoutHintsDiffer) {
   Endpoint with;
   with.hints.emplace().for_zones = {"zone-a"};
