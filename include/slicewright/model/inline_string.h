@@ -93,7 +93,11 @@ class alignas(8) BasicInlineString final {
     std::memcpy(&text, text_, sizeof text);
     return text;
   }
+  // The analyzer loses a RareString unique_ptr of an enclosing ObjectReference when this memcpy
+  // writes over bytes it cannot tell apart (the same false report as in Assign below).
+  // NOLINTBEGIN(clang-analyzer-cplusplus.NewDeleteLeaks)
   void set_heap_text(char* text) { std::memcpy(text_, &text, sizeof text); }
+  // NOLINTEND(clang-analyzer-cplusplus.NewDeleteLeaks)
 
   // Constructors: there is nothing to release yet.
   void Init(std::string_view text) {
