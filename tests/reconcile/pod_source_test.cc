@@ -96,19 +96,26 @@ std::vector<const model::Pod*> Pointers(const std::vector<model::Pod>& pods) {
   return pointers;
 }
 
-// The compact form the controllers' Pod caches keep `pods` in derives exactly `want`, read in
-// place (DesiredFromService's CompactPod overload).
+// `pods` in the compact form the controllers' Pod caches keep them in, with pointers to read them
+// in place (DesiredFromService's CompactPod overload).
+struct CompactPods {
+  explicit CompactPods(const std::vector<model::Pod>& pods) {
+    compact.reserve(pods.size());
+    for (const model::Pod& pod : pods) {
+      pointers.push_back(&compact.emplace_back(model::CompactPod::FromPod(pod, interners)));
+    }
+  }
+  model::PodInterners interners;
+  std::vector<model::CompactPod> compact;
+  std::vector<const model::CompactPod*> pointers;
+};
+
+// The compact form of `pods` derives exactly `want`.
 void ExpectSameFromCompactPods(const model::Service& service, const std::vector<model::Pod>& pods,
                                const Nodes& nodes, const ServiceSourceOptions& options,
                                const DesiredEndpoints& want) {
-  model::PodInterners interners;
-  std::vector<model::CompactPod> compact;
-  compact.reserve(pods.size());
-  std::vector<const model::CompactPod*> pointers;
-  for (const model::Pod& pod : pods) {
-    pointers.push_back(&compact.emplace_back(model::CompactPod::FromPod(pod, interners)));
-  }
-  const DesiredEndpoints got = DesiredFromService(service, pointers, nodes, options);
+  const CompactPods compact(pods);
+  const DesiredEndpoints got = DesiredFromService(service, compact.pointers, nodes, options);
   EXPECT_EQ(got.owner, want.owner);
   EXPECT_EQ(got.address_types, want.address_types);
   EXPECT_EQ(got.labels, want.labels);
@@ -1022,14 +1029,8 @@ TEST(PodSourceTest, CompactPodsNodeLookupOncePerInternedName) {
     pods.push_back(MakePod(i));
     pods.back().spec.node_name = names[static_cast<std::size_t>((i * 7) % 40)];
   }
-  model::PodInterners interners;
-  std::vector<model::CompactPod> compact;
-  compact.reserve(pods.size());
-  std::vector<const model::CompactPod*> pointers;
-  for (const model::Pod& pod : pods) {
-    pointers.push_back(&compact.emplace_back(model::CompactPod::FromPod(pod, interners)));
-  }
-  const DesiredEndpoints desired = DesiredFromService(service, pointers, lookup, {});
+  const CompactPods compact(pods);
+  const DesiredEndpoints desired = DesiredFromService(service, compact.pointers, lookup, {});
   EXPECT_EQ(lookups.size(), names.size());
   for (const auto& [name, count] : lookups) {
     EXPECT_EQ(count, 1) << name;

@@ -1,6 +1,7 @@
 #include "controllers/endpointslice/controller.h"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <set>
 #include <span>
@@ -43,7 +44,7 @@ const std::string& NodeZone(const model::Node& node) {
 // queue never runs a key twice at once), except `marked_pods`, which the pod handlers fill.
 struct Controller::IncrementalState {
   // Guarded by incremental_mu_: pods changed since the last sync took them.
-  std::set<std::string> marked_pods;
+  std::set<std::string, std::less<>> marked_pods;
   // What `builder` was built from; a change of either means building it again.
   std::string service_uid;
   std::string service_resource_version;
@@ -261,7 +262,10 @@ void Controller::MarkPodChanged(std::string_view pod_name,
   if (incremental_.empty()) return;
   for (const std::string& key : service_keys) {
     auto it = incremental_.find(key);
-    if (it != incremental_.end()) it->second->marked_pods.emplace(pod_name);
+    if (it == incremental_.end()) continue;
+    // A pod changes many times between syncs: look before building a name to insert.
+    std::set<std::string, std::less<>>& marked = it->second->marked_pods;
+    if (!marked.contains(pod_name)) marked.emplace(pod_name);
   }
 }
 
@@ -338,7 +342,7 @@ void Controller::DeriveIncremental(
     trigger_time =
         trigger_times_.ComputeEndpointLastChangeTriggerTime(namespace_, service, compact_ptrs);
   } else {
-    std::set<std::string> marked;
+    std::set<std::string, std::less<>> marked;
     {
       std::lock_guard<std::mutex> lock(incremental_mu_);
       marked.swap(state.marked_pods);
