@@ -10,7 +10,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential g++ cmake ninja-build pkg-config git
+  build-essential g++ cmake ninja-build pkg-config git lld
   libsimdjson-dev nlohmann-json3-dev libyaml-cpp-dev
   libboost-dev libssl-dev libsqlite3-dev
   libspdlog-dev libfmt-dev libcli11-dev
