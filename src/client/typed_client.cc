@@ -24,7 +24,7 @@ KindCodec<model::Endpoints> EndpointsCodec() {
 }
 KindCodec<model::EndpointSlice> EndpointSliceCodec() {
   return {EndpointSlicesResource(), codec::DecodeEndpointSlice, codec::DecodeEndpointSliceList,
-          codec::EncodeEndpointSlice};
+          codec::EncodeEndpointSlice, codec::DecodeEndpointSliceMetadata};
 }
 KindCodec<model::Event> EventCodec() {
   return {EventsResource(), codec::DecodeEvent, codec::DecodeEventList, codec::EncodeEvent};

@@ -955,29 +955,33 @@ Status WithParsed(std::string_view text, std::string_view document, Fn&& fn) {
 
 // Decodes `root` as one object of `spec`'s kind into `out`; errors about it are named
 // "<document>: <object>".
+// The API client decodes what it asked for; type meta, when present, must agree with `spec`.
+template <typename T>
+Status CheckTypeMeta(element root, const KindSpec<T>& spec) {
+  std::string_view api_version;
+  std::string_view kind;
+  SW_RETURN_IF_ERROR(ReadTypeMeta(root, api_version, kind));
+  if ((!api_version.empty() && api_version != spec.api_version) ||
+      (!kind.empty() && kind != spec.kind)) {
+    std::string message = "expected ";
+    message += spec.api_version;
+    message += ' ';
+    message += spec.kind;
+    message += ", got ";
+    message += api_version;
+    message += ' ';
+    message += kind;
+    return BadRequestError(std::move(message));
+  }
+  return Status();
+}
+
 template <typename T>
 Status DecodeObjectOf(element root, const KindSpec<T>& spec, std::string_view document, T& out) {
-  {
-    std::string_view api_version;
-    std::string_view kind;
-    SW_RETURN_IF_ERROR(ReadTypeMeta(root, api_version, kind));
-    // The API client decodes what it asked for; type meta, when present, must agree.
-    if ((!api_version.empty() && api_version != spec.api_version) ||
-        (!kind.empty() && kind != spec.kind)) {
-      std::string message = "expected ";
-      message += spec.api_version;
-      message += ' ';
-      message += spec.kind;
-      message += ", got ";
-      message += api_version;
-      message += ' ';
-      message += kind;
-      return BadRequestError(std::move(message));
-    }
-    Status decoded = spec.decode(root, out);
-    if (!decoded.ok()) decoded.WithObject(Compose(document, ObjectName(spec, root, std::nullopt)));
-    return decoded;
-  }
+  SW_RETURN_IF_ERROR(CheckTypeMeta(root, spec));
+  Status decoded = spec.decode(root, out);
+  if (!decoded.ok()) decoded.WithObject(Compose(document, ObjectName(spec, root, std::nullopt)));
+  return decoded;
 }
 
 template <typename T>
@@ -986,6 +990,23 @@ Result<T> DecodeSingle(std::string_view json, const KindSpec<T>& spec) {
   Status status = WithParsed(json, {}, [&](element root) -> Status {
     if (!root.is_object()) return BadRequestError("expected a JSON object at the top level");
     return DecodeObjectOf(root, spec, {}, out);
+  });
+  if (!status.ok()) return status;
+  return out;
+}
+
+// As DecodeSingle, but only `metadata` is decoded; the other fields are parsed, not read.
+template <typename T>
+Result<model::ObjectMeta> DecodeMetadataOf(std::string_view json, const KindSpec<T>& spec) {
+  model::ObjectMeta out;
+  Status status = WithParsed(json, {}, [&](element root) -> Status {
+    if (!root.is_object()) return BadRequestError("expected a JSON object at the top level");
+    SW_RETURN_IF_ERROR(CheckTypeMeta(root, spec));
+    Status decoded = ForEachField(root, [&](std::string_view key, element value) -> Status {
+      return key == "metadata" ? DecodeObjectMeta(value, out) : Status();
+    });
+    if (!decoded.ok()) decoded.WithObject(ObjectName(spec, root, std::nullopt));
+    return decoded;
   });
   if (!status.ok()) return status;
   return out;
@@ -1221,6 +1242,9 @@ Result<model::Pod> DecodePod(std::string_view json) { return DecodeSingle(json, 
 Result<model::Node> DecodeNode(std::string_view json) { return DecodeSingle(json, kNodeKind); }
 Result<model::EndpointSlice> DecodeEndpointSlice(std::string_view json) {
   return DecodeSingle(json, kEndpointSliceKind);
+}
+Result<model::ObjectMeta> DecodeEndpointSliceMetadata(std::string_view json) {
+  return DecodeMetadataOf(json, kEndpointSliceKind);
 }
 Result<model::Endpoints> DecodeEndpoints(std::string_view json) {
   return DecodeSingle(json, kEndpointsKind);

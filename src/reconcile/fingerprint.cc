@@ -152,6 +152,16 @@ void FingerprintRun::Erase(std::size_t i) {
   }
 }
 
+FlatStringMap::FlatStringMap(const model::StringMap& map) {
+  ends_.reserve(2 * map.size());
+  for (const auto& [key, value] : map) {
+    text_ += key;
+    ends_.push_back(static_cast<std::uint32_t>(text_.size()));
+    text_ += value;
+    ends_.push_back(static_cast<std::uint32_t>(text_.size()));
+  }
+}
+
 FingerprintRun FingerprintEndpoints(const std::vector<model::Endpoint>& endpoints) {
   FingerprintRun run;
   run.ends.reserve(endpoints.size());
@@ -167,6 +177,8 @@ SliceFingerprints FingerprintSlice(const model::EndpointSlice& slice) {
   fingerprints.resource_version = slice.metadata.resource_version;
   fingerprints.endpoints = FingerprintEndpoints(slice.endpoints);
   fingerprints.any_hints = AnyHint(slice);
+  fingerprints.labels = FlatStringMap(slice.metadata.labels);
+  fingerprints.annotations = FlatStringMap(slice.metadata.annotations);
   return fingerprints;
 }
 

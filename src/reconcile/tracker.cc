@@ -1,12 +1,13 @@
 #include "slicewright/reconcile/tracker.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 
 #include "slicewright/model/meta.h"
 #include "slicewright/model/well_known.h"
@@ -89,23 +90,24 @@ bool EndpointSliceTracker::StaleSlicesImpl(const model::Service& service,
     return false;
   }
   const Generations& generations = tracked->second;
-  std::unordered_set<std::string_view> listed;
-  listed.reserve(slices.size());
+  // A tracked write is missing from the list when fewer tracked slices are listed than expected
+  // (the list holds each object once): counting avoids a set of the listed uids on every sync.
+  std::size_t tracked_listed = 0;
   for (const auto& entry : slices) {
     const model::EndpointSlice& slice = Deref(entry);
-    listed.insert(slice.metadata.uid);
     auto it = generations.find(slice.metadata.uid);
-    if (it != generations.end() &&
-        (it->second == kDeletionExpected || it->second > slice.metadata.generation)) {
+    if (it == generations.end()) {
+      continue;
+    }
+    if (it->second == kDeletionExpected || it->second > slice.metadata.generation) {
       return true;
     }
+    ++tracked_listed;
   }
-  for (const auto& [slice_uid, generation] : generations) {
-    if (generation != kDeletionExpected && !listed.contains(slice_uid)) {
-      return true;
-    }
-  }
-  return false;
+  const auto expected = static_cast<std::size_t>(std::count_if(
+      generations.begin(), generations.end(),
+      [](const auto& tracked_slice) { return tracked_slice.second != kDeletionExpected; }));
+  return tracked_listed < expected;
 }
 
 bool EndpointSliceTracker::StaleSlices(const model::Service& service,

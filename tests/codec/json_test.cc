@@ -348,6 +348,31 @@ TEST(JsonDecodeTest, SingleObjectDecoders) {
   EXPECT_EQ(node.ToString(), "nodes/n1: .status.allocatable[cpu]: expected string or number");
 }
 
+// The metadata-only decoder reads what a slice writer keeps of an answer, and checks the rest no
+// further than that it parses; its errors are the full decoder's.
+TEST(JsonDecodeTest, EndpointSliceMetadataOnly) {
+  const Result<model::ObjectMeta> meta = DecodeEndpointSliceMetadata(
+      R"({"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice",
+          "metadata":{"name":"web-x1","namespace":"default","uid":"u-1","generation":3,
+                      "labels":{"kubernetes.io/service-name":"web"}},
+          "addressType":"IPv4","endpoints":[{"addresses":[7]}]})");
+  ASSERT_TRUE(meta.ok()) << meta.status().ToString();
+  EXPECT_EQ(meta->name, "web-x1");
+  EXPECT_EQ(meta->uid, "u-1");
+  EXPECT_EQ(meta->generation, 3);
+  EXPECT_EQ(meta->labels.at("kubernetes.io/service-name"), "web");
+
+  EXPECT_EQ(ErrorOf(DecodeEndpointSliceMetadata(R"({"kind":"Pod"})")).ToString(),
+            "expected discovery.k8s.io/v1 EndpointSlice, got  Pod");
+  EXPECT_EQ(
+      ErrorOf(DecodeEndpointSliceMetadata(R"({"metadata":{"name":"s1","namespace":"d","uid":5}})"))
+          .ToString(),
+      "endpointslices/d/s1: .metadata.uid: expected string");
+  EXPECT_EQ(ErrorOf(DecodeEndpointSliceMetadata("[]")).code(), StatusCode::kBadRequest);
+  EXPECT_EQ(ErrorOf(DecodeEndpointSliceMetadata(R"({"metadata":)")).code(),
+            StatusCode::kBadRequest);
+}
+
 // Watch event lines as kube-apiserver streams them: each type, in one parse.
 TEST(WatchEventDecodeTest, DecodesEveryEventType) {
   const Result<WatchEvent<model::Pod>> added = DecodePodWatchEvent(

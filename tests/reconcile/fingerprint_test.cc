@@ -177,5 +177,51 @@ TEST(FingerprintTest, PlannerRemovesHintsOfFingerprintedSlices) {
   }
 }
 
+// A flat map reads back its map's entries in key order, empty keys and values included.
+TEST(FingerprintTest, FlatStringMapKeepsEntriesInOrder) {
+  EXPECT_EQ(FlatStringMap().size(), 0U);
+  const FlatStringMap flat(model::StringMap{{"b", ""}, {"a", "x"}, {"", "v"}});
+  ASSERT_EQ(flat.size(), 3U);
+  EXPECT_EQ(flat.key(0), "");
+  EXPECT_EQ(flat.value(0), "v");
+  EXPECT_EQ(flat.key(1), "a");
+  EXPECT_EQ(flat.value(1), "x");
+  EXPECT_EQ(flat.key(2), "b");
+  EXPECT_EQ(flat.value(2), "");
+  EXPECT_NE(FlatStringMap(model::StringMap{{"ab", ""}}),
+            FlatStringMap(model::StringMap{{"a", "b"}}));
+}
+
+// The planner compares a fingerprinted slice's labels and annotations through the fingerprints'
+// flat copies: a changed label or annotation still rewrites the slice, and an ignored label
+// still does not.
+TEST(FingerprintTest, PlannerComparesMetadataOfFingerprintedSlices) {
+  DesiredEndpoints desired = FooDesired(3);
+  desired.groups[0].fingerprints = FingerprintEndpoints(desired.groups[0].endpoints);
+  desired.annotations = {{"mirrored", "1"}};
+  model::EndpointSlice slice = StoredAsPlanned(desired);
+  slice.metadata.annotations = desired.annotations;
+  PlanOptions options;
+  options.compare_annotations = true;
+  const auto plan_with_fingerprints = [&](const model::EndpointSlice& stored) {
+    const std::vector<SliceFingerprints> fingerprints = {FingerprintSlice(stored)};
+    options.existing_fingerprints = &fingerprints;
+    return PlanSlices(desired, std::vector<model::EndpointSlice>{stored}, options);
+  };
+  EXPECT_TRUE(plan_with_fingerprints(slice).empty());
+
+  model::EndpointSlice relabelled = slice;
+  relabelled.metadata.labels["team"] = "a";
+  EXPECT_EQ(plan_with_fingerprints(relabelled).actions.size(), 1U);
+
+  model::EndpointSlice reannotated = slice;
+  reannotated.metadata.annotations["mirrored"] = "2";
+  EXPECT_EQ(plan_with_fingerprints(reannotated).actions.size(), 1U);
+
+  model::EndpointSlice ignored = slice;
+  ignored.metadata.labels["kubernetes.io/service-name"] = "other";
+  EXPECT_TRUE(plan_with_fingerprints(ignored).empty());
+}
+
 }  // namespace
 }  // namespace slicewright::reconcile

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "slicewright/reconcile/fingerprint.h"
 #include "slicewright/reconcile/render.h"
 
 #include "reconcile/planner_test_util.h"
@@ -354,6 +355,63 @@ TEST(PlannerTest, DuplicateStoredEndpointsDropped) {
   EXPECT_EQ(plan.actions[0].slice.metadata.name, "b");
   EXPECT_EQ(plan.actions[0].slice.endpoints.size(), 1U);
   EXPECT_EQ(plan.stats.removed(), 1);
+}
+
+// An endpoint held by two slices stays with the first by name, as upstream's name-ordered match
+// gives it, although the planner matches slices in the order of their first endpoint ("b"
+// first here), with and without fingerprints.
+TEST(PlannerTest, ContestedEndpointStaysWithTheFirstSliceByName) {
+  const std::vector<model::EndpointSlice> existing = {StoredSlice("a", PodEndpoints(1, 2)),
+                                                      StoredSlice("b", PodEndpoints(0, 2))};
+  DesiredEndpoints desired = FooDesired(3);
+  const Plan plan = PlanSlices(desired, existing, DefaultOptions());
+  ASSERT_EQ(plan.actions.size(), 1U) << Render(plan);
+  EXPECT_EQ(plan.actions[0].slice.metadata.name, "b");
+  EXPECT_EQ(plan.actions[0].slice.endpoints, PodEndpoints(0, 1));
+  EXPECT_EQ(plan.stats.removed(), 1);
+
+  desired.groups[0].fingerprints = FingerprintEndpoints(desired.groups[0].endpoints);
+  const std::vector<SliceFingerprints> fingerprints = {FingerprintSlice(existing[0]),
+                                                       FingerprintSlice(existing[1])};
+  PlanOptions options = DefaultOptions();
+  options.existing_fingerprints = &fingerprints;
+  EXPECT_EQ(Render(PlanSlices(desired, existing, options)), Render(plan));
+}
+
+// Stored slices that overlap at random, under random names, plan the same with and without
+// fingerprints and whatever order they are listed in.
+TEST(PlannerTest, OverlappingStoredSlicesPlanIndependentlyOfListOrder) {
+  std::mt19937 rng(11);
+  for (int round = 0; round < 40; ++round) {
+    SCOPED_TRACE(round);
+    const int count = 1 + static_cast<int>(rng() % 300);
+    DesiredEndpoints desired = FooDesired(count);
+    std::vector<model::EndpointSlice> existing;
+    const int slices = 1 + static_cast<int>(rng() % 8);
+    for (int s = 0; s < slices; ++s) {
+      const int first = static_cast<int>(rng() % static_cast<unsigned>(count + 20));
+      const int length = static_cast<int>(rng() % 120);
+      std::vector<model::Endpoint> endpoints = PodEndpoints(first, length);
+      if (!endpoints.empty() && rng() % 3 == 0) {
+        endpoints[rng() % endpoints.size()].conditions.ready = false;
+      }
+      existing.push_back(StoredSlice("s-" + std::to_string(rng() % 1000) + "-" + std::to_string(s),
+                                     std::move(endpoints)));
+    }
+    const std::string reference = Render(PlanSlices(desired, existing, DefaultOptions()));
+    std::vector<model::EndpointSlice> shuffled = existing;
+    std::shuffle(shuffled.begin(), shuffled.end(), rng);
+    EXPECT_EQ(Render(PlanSlices(desired, shuffled, DefaultOptions())), reference);
+
+    desired.groups[0].fingerprints = FingerprintEndpoints(desired.groups[0].endpoints);
+    std::vector<SliceFingerprints> fingerprints;
+    for (const model::EndpointSlice& slice : shuffled) {
+      fingerprints.push_back(FingerprintSlice(slice));
+    }
+    PlanOptions options = DefaultOptions();
+    options.existing_fingerprints = &fingerprints;
+    EXPECT_EQ(Render(PlanSlices(desired, shuffled, options)), reference);
+  }
 }
 
 // Desired endpoints in any order, with duplicates, give the same plan as sorted unique input;

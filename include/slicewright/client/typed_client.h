@@ -16,6 +16,7 @@
 #include "slicewright/codec/json.h"
 #include "slicewright/model/core.h"
 #include "slicewright/model/discovery.h"
+#include "slicewright/model/meta.h"
 
 namespace slicewright::client {
 
@@ -26,6 +27,9 @@ struct KindCodec {
   Result<T> (*decode)(std::string_view json) = nullptr;
   Result<codec::ListPage<T>> (*decode_list)(std::string_view json) = nullptr;
   std::string (*encode)(const T& object) = nullptr;
+  // Only the metadata of one object, for callers that need no more of an answer; nullptr: decode
+  // the whole object and keep its metadata.
+  Result<model::ObjectMeta> (*decode_metadata)(std::string_view json) = nullptr;
 };
 
 KindCodec<model::Service> ServiceCodec();
@@ -81,6 +85,17 @@ class TypedClient final {
                                   kind_.encode(object)));
   }
 
+  // Create and Update for a caller that keeps only the answer's metadata (a writer's
+  // bookkeeping of uid and generation): the rest of the object is not decoded.
+  Result<model::ObjectMeta> CreateForMetadata(const T& object) {
+    return DecodedMetadata(
+        client_.Create(kind_.resource, object.metadata.namespace_, kind_.encode(object)));
+  }
+  Result<model::ObjectMeta> UpdateForMetadata(const T& object) {
+    return DecodedMetadata(client_.Update(kind_.resource, object.metadata.namespace_,
+                                          object.metadata.name, kind_.encode(object)));
+  }
+
   Result<T> UpdateStatus(const T& object) {
     return Decoded(client_.Update(kind_.resource, object.metadata.namespace_, object.metadata.name,
                                   kind_.encode(object), "status"));
@@ -103,6 +118,13 @@ class TypedClient final {
   Result<T> Decoded(Result<std::string> body) {
     if (!body.ok()) return body.status();
     return kind_.decode(*body);
+  }
+  Result<model::ObjectMeta> DecodedMetadata(Result<std::string> body) {
+    if (!body.ok()) return body.status();
+    if (kind_.decode_metadata != nullptr) return kind_.decode_metadata(*body);
+    Result<T> object = kind_.decode(*body);
+    if (!object.ok()) return object.status();
+    return std::move(object->metadata);
   }
 
   RestClient& client_;

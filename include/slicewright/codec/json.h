@@ -64,6 +64,9 @@ Result<model::Service> DecodeService(std::string_view json);
 Result<model::Pod> DecodePod(std::string_view json);
 Result<model::Node> DecodeNode(std::string_view json);
 Result<model::EndpointSlice> DecodeEndpointSlice(std::string_view json);
+// Only the metadata of one EndpointSlice, the rest parsed but not read: what a writer needs of the
+// object an API server answers a create or update with. Errors as DecodeEndpointSlice's.
+Result<model::ObjectMeta> DecodeEndpointSliceMetadata(std::string_view json);
 Result<model::Endpoints> DecodeEndpoints(std::string_view json);
 Result<model::Namespace> DecodeNamespace(std::string_view json);
 Result<model::Event> DecodeEvent(std::string_view json);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "slicewright/model/discovery.h"
+#include "slicewright/model/meta.h"
 
 namespace slicewright::reconcile {
 
@@ -49,6 +50,27 @@ struct FingerprintRun {
 
 FingerprintRun FingerprintEndpoints(const std::vector<model::Endpoint>& endpoints);
 
+// A label or annotation map as one block of text, read in key order: comparing it costs a line or
+// two, where a walk over a cold std::map costs a cache miss per node and per long string.
+class FlatStringMap {
+ public:
+  FlatStringMap() = default;
+  explicit FlatStringMap(const model::StringMap& map);
+
+  std::size_t size() const { return ends_.size() / 2; }
+  std::string_view key(std::size_t i) const { return Slice(2 * i); }
+  std::string_view value(std::size_t i) const { return Slice(2 * i + 1); }
+  friend bool operator==(const FlatStringMap&, const FlatStringMap&) = default;
+
+ private:
+  std::string_view Slice(std::size_t k) const {
+    const std::size_t begin = k == 0 ? 0 : ends_[k - 1];
+    return std::string_view(text_).substr(begin, ends_[k] - begin);
+  }
+  std::string text_;
+  std::vector<std::uint32_t> ends_;  // key 0 end, value 0 end, key 1 end, ...
+};
+
 // The fingerprints of a stored slice's endpoints, in order, and the version of the slice they were
 // taken from. The planner uses them only for the slice with this uid and a non-empty, equal
 // resourceVersion and the same number of endpoints; any other slice is compared field by field.
@@ -59,6 +81,9 @@ struct SliceFingerprints {
   // Whether any endpoint carries hints (which the keys leave out): when the planner leaves the
   // slice unchanged and hints must go, this answers without reading every endpoint again.
   bool any_hints = false;
+  // The slice's labels and annotations, for the planner's metadata comparison.
+  FlatStringMap labels;
+  FlatStringMap annotations;
   friend bool operator==(const SliceFingerprints&, const SliceFingerprints&) = default;
 };
 

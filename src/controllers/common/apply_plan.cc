@@ -27,7 +27,7 @@ Status ApplyPlan(const reconcile::Plan& plan, client::TypedClient<model::Endpoin
   for (const reconcile::SliceAction& action : plan.actions) {
     switch (action.operation) {
       case reconcile::Operation::kCreate: {
-        Result<model::EndpointSlice> created = slices.Create(action.slice);
+        Result<model::ObjectMeta> created = slices.CreateForMetadata(action.slice);
         if (created.ok()) {
           tracker.Update(*created);
           ++done.created;
@@ -37,7 +37,7 @@ Status ApplyPlan(const reconcile::Plan& plan, client::TypedClient<model::Endpoin
         break;
       }
       case reconcile::Operation::kUpdate: {
-        Result<model::EndpointSlice> updated = slices.Update(action.slice);
+        Result<model::ObjectMeta> updated = slices.UpdateForMetadata(action.slice);
         if (updated.ok()) {
           tracker.Update(*updated);
           ++done.updated;

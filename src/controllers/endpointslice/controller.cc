@@ -290,6 +290,22 @@ void Controller::RefreshSlices(IncrementalState& state, const std::string& names
             [](const auto& a, const auto& b) { return a->metadata.name < b->metadata.name; });
   if (current == state.slice_sources) return;
   // The cache replaces an object on every change, so the same pointer is the same version.
+  // Usually the names are those of the last sync and only the echo of this controller's last
+  // write is new: then only the changed entries are materialized again, in place.
+  if (current.size() == state.slice_sources.size() &&
+      std::equal(current.begin(), current.end(), state.slice_sources.begin(),
+                 [](const SlicePtr& now, const SlicePtr& before) {
+                   return now == before || now->metadata.name == before->metadata.name;
+                 })) {
+    for (std::size_t i = 0; i < current.size(); ++i) {
+      if (current[i] != state.slice_sources[i]) {
+        state.slices[i] = current[i]->ToSlice();
+        state.fingerprints[i] = reconcile::FingerprintSlice(state.slices[i]);
+      }
+    }
+    state.slice_sources = std::move(current);
+    return;
+  }
   std::unordered_map<const cache::CompactEndpointSlice*, std::size_t> previous;
   for (std::size_t i = 0; i < state.slice_sources.size(); ++i) {
     previous.emplace(state.slice_sources[i].get(), i);
