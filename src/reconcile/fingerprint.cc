@@ -1,5 +1,6 @@
 #include "slicewright/reconcile/fingerprint.h"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -11,6 +12,12 @@
 
 namespace slicewright::reconcile {
 namespace {
+
+// The source of FingerprintRun::ids: a key written anywhere in the process gets the next one.
+std::uint64_t NextKeyId() {
+  static std::atomic<std::uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
 
 // Field marks: an optional field is either absent or present and then followed by its value.
 constexpr char kAbsent = 0;
@@ -109,14 +116,21 @@ std::string FingerprintKey(const model::Endpoint& endpoint) {
 void FingerprintRun::clear() {
   keys.clear();
   ends.clear();
+  ids.clear();
 }
 
 void FingerprintRun::Append(const model::Endpoint& endpoint) {
   AppendFingerprintKey(endpoint, keys);
   ends.push_back(static_cast<std::uint32_t>(keys.size()));
+  if (ids.size() + 1 == ends.size()) {
+    ids.push_back(NextKeyId());
+  }
 }
 
 void FingerprintRun::Replace(std::size_t i, const model::Endpoint& endpoint) {
+  if (has_ids()) {
+    ids[i] = NextKeyId();
+  }
   const std::string key = FingerprintKey(endpoint);
   const std::size_t begin = begin_of(i);
   const std::size_t old_size = ends[i] - begin;
@@ -132,6 +146,9 @@ void FingerprintRun::Replace(std::size_t i, const model::Endpoint& endpoint) {
 }
 
 void FingerprintRun::Insert(std::size_t i, const model::Endpoint& endpoint) {
+  if (has_ids()) {
+    ids.insert(ids.begin() + static_cast<std::ptrdiff_t>(i), NextKeyId());
+  }
   const std::string key = FingerprintKey(endpoint);
   const std::size_t begin = begin_of(i);
   keys.insert(begin, key);
@@ -143,6 +160,9 @@ void FingerprintRun::Insert(std::size_t i, const model::Endpoint& endpoint) {
 }
 
 void FingerprintRun::Erase(std::size_t i) {
+  if (has_ids()) {
+    ids.erase(ids.begin() + static_cast<std::ptrdiff_t>(i));
+  }
   const std::size_t begin = begin_of(i);
   const std::size_t size = ends[i] - begin;
   keys.erase(begin, size);
@@ -165,6 +185,7 @@ FlatStringMap::FlatStringMap(const model::StringMap& map) {
 FingerprintRun FingerprintEndpoints(const std::vector<model::Endpoint>& endpoints) {
   FingerprintRun run;
   run.ends.reserve(endpoints.size());
+  run.ids.reserve(endpoints.size());
   for (const model::Endpoint& endpoint : endpoints) {
     run.Append(endpoint);
   }
@@ -175,7 +196,13 @@ SliceFingerprints FingerprintSlice(const model::EndpointSlice& slice) {
   SliceFingerprints fingerprints;
   fingerprints.uid = slice.metadata.uid;
   fingerprints.resource_version = slice.metadata.resource_version;
-  fingerprints.endpoints = FingerprintEndpoints(slice.endpoints);
+  // A stored slice's keys are compared against, never vouched for: no ids.
+  fingerprints.endpoints.ends.reserve(slice.endpoints.size());
+  for (const model::Endpoint& endpoint : slice.endpoints) {
+    AppendFingerprintKey(endpoint, fingerprints.endpoints.keys);
+    fingerprints.endpoints.ends.push_back(
+        static_cast<std::uint32_t>(fingerprints.endpoints.keys.size()));
+  }
   fingerprints.any_hints = AnyHint(slice);
   fingerprints.labels = FlatStringMap(slice.metadata.labels);
   fingerprints.annotations = FlatStringMap(slice.metadata.annotations);

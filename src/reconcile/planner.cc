@@ -277,6 +277,19 @@ bool MapsDiffer(MapEntries s, MapEntries d, std::span<const std::string> ignored
   }
 }
 
+// Whether `verified` still describes `stored` (the same version) and `desired` still has the
+// same keys at the same positions (the same ids): then they are equal one for one.
+bool StillHolds(const VerifiedRun& verified, const EndpointSlice& stored,
+                const FingerprintRun& desired) {
+  const std::size_t count = verified.ids.size();
+  return count != 0 && count == stored.endpoints.size() && verified.first <= desired.ids.size() &&
+         count <= desired.ids.size() - verified.first &&
+         verified.resource_version == stored.metadata.resource_version &&
+         verified.uid == stored.metadata.uid &&
+         std::memcmp(desired.ids.data() + verified.first, verified.ids.data(),
+                     count * sizeof(std::uint64_t)) == 0;
+}
+
 bool OwnedBy(const EndpointSlice& slice, const Owner& owner) {
   return std::any_of(slice.metadata.owner_references.begin(), slice.metadata.owner_references.end(),
                      [&](const model::OwnerReference& ref) {
@@ -308,6 +321,8 @@ class PositionRuns {
   }
   // One past the last position added; requires !empty().
   std::uint32_t end_of_last() const { return runs_.back().first + runs_.back().second; }
+  bool is_one_run() const { return runs_.size() == 1; }
+  std::uint32_t first() const { return runs_.front().first; }  // requires !empty()
   template <typename Fn>
   void ForEach(Fn&& fn) const {
     for (const auto& [start, count] : runs_) {
@@ -483,6 +498,21 @@ class DesiredSet {
     return count;
   }
 
+  // Claims positions [first, first + count), known (VerifiedRun) to hold a stored slice's keys one
+  // for one, unless one of them is claimed already or positions are permuted; appends them to
+  // `kept`. The same claims the lookups would make, without reading a key.
+  bool ClaimVerified(std::size_t first, std::size_t count, PositionRuns& kept) {
+    if (permuted_ || count == 0 || first > size_ || count > size_ - first ||
+        std::memchr(consumed_.data() + first, 1, count) != nullptr) {
+      return false;
+    }
+    std::memset(consumed_.data() + first, 1, count);
+    kept.Add(static_cast<std::uint32_t>(first), count);
+    remaining_ -= count;
+    hint_ = static_cast<std::uint32_t>(first + count);
+    return true;
+  }
+
   // How many lookups found their identity already claimed: two stored slices (or one twice)
   // hold the same endpoint, and which one keeps it depends on the order slices are visited in.
   std::size_t contested() const { return contested_; }
@@ -600,6 +630,8 @@ class Planner {
  private:
   // The usable fingerprints of `stored`, or nullptr (see PlanOptions::existing_fingerprints).
   const SliceFingerprints* FingerprintsOf(const EndpointSlice& stored) const;
+  // The cache entry of `stored` (PlanOptions::verified_runs), or nullptr.
+  VerifiedRun* VerifiedOf(const EndpointSlice& stored) const;
 
   void PlanAddressType(const std::string& address_type,
                        const std::vector<const EndpointSlice*>& existing, Plan& plan);
@@ -621,6 +653,14 @@ class Planner {
   std::vector<std::string> populated_address_types_;
   std::span<const EndpointSlice> existing_;
 };
+
+VerifiedRun* Planner::VerifiedOf(const EndpointSlice& stored) const {
+  std::vector<VerifiedRun>* all = options_.verified_runs;
+  if (all == nullptr || all->size() != existing_.size()) {
+    return nullptr;
+  }
+  return &(*all)[static_cast<std::size_t>(&stored - existing_.data())];
+}
 
 const SliceFingerprints* Planner::FingerprintsOf(const EndpointSlice& stored) const {
   const std::vector<SliceFingerprints>* all = options_.existing_fingerprints;
@@ -695,6 +735,9 @@ void Planner::PrepareWrite(EndpointSlice& slice) const {
 Plan Planner::Run(std::span<const EndpointSlice> existing) {
   Plan plan;
   existing_ = existing;
+  if (options_.verified_runs != nullptr && options_.verified_runs->size() != existing.size()) {
+    options_.verified_runs->assign(existing.size(), VerifiedRun{});
+  }
   if (options_.topology != nullptr) {
     populated_address_types_.assign(options_.topology->populated_address_types.begin(),
                                     options_.topology->populated_address_types.end());
@@ -883,7 +926,19 @@ void Planner::PlanGroup(const EndpointGroup& group, EndpointGroup* movable,
     const SliceFingerprints* stored_fingerprints =
         desired_fingerprints ? FingerprintsOf(*stored) : nullptr;
     const std::size_t stored_count = stored->endpoints.size();
-    for (std::size_t j = 0; j < stored_count; ++j) {
+    VerifiedRun* verified = stored_fingerprints != nullptr && group.fingerprints.has_ids()
+                                ? VerifiedOf(*stored)
+                                : nullptr;
+    const bool matched_verified = verified != nullptr &&
+                                  StillHolds(*verified, *stored, group.fingerprints) &&
+                                  desired.ClaimVerified(verified->first, stored_count, kept);
+#ifndef NDEBUG
+    for (std::size_t k = 0; matched_verified && k < stored_count; ++k) {
+      SW_DCHECK(group.fingerprints.key(verified->first + k) ==
+                stored_fingerprints->endpoints.key(k));
+    }
+#endif
+    for (std::size_t j = matched_verified ? stored_count : 0; j < stored_count; ++j) {
       if (stored_fingerprints != nullptr) {
         const std::size_t run = desired.ClaimRunByFingerprint(stored_fingerprints->endpoints, j,
                                                               group.fingerprints, kept);
@@ -910,6 +965,20 @@ void Planner::PlanGroup(const EndpointGroup& group, EndpointGroup* movable,
       if (!endpoint_updated &&
           !MatchedEndpointEqualBeyondIdentity(desired.at(position), endpoint)) {
         endpoint_updated = true;
+      }
+    }
+    if (verified != nullptr && !matched_verified) {
+      // Every stored endpoint kept in place, unchanged, as one run of positions: the keys at
+      // those positions are the stored keys one for one.
+      if (!endpoint_updated && stored_count > 0 && kept.size() == stored_count &&
+          kept.is_one_run()) {
+        const auto* ids = group.fingerprints.ids.data() + kept.first();
+        verified->uid = stored->metadata.uid;
+        verified->resource_version = stored->metadata.resource_version;
+        verified->first = kept.first();
+        verified->ids.assign(ids, ids + stored_count);
+      } else {
+        verified->ids.clear();
       }
     }
     entry = Entry{stored, Fate::kUnchanged, {}, {}};

@@ -300,6 +300,7 @@ void ServiceEndpointsBuilder::SetPods(std::span<const model::Pod* const> pods,
       EndpointGroup& group = GroupFor(key, t);
       group.endpoints.reserve(order.size());
       group.fingerprints.ends.reserve(order.size());
+      group.fingerprints.ids.reserve(order.size());
       for (std::uint32_t index : order) {
         group.fingerprints.Append(endpoints[index]);
         group.endpoints.push_back(std::move(endpoints[index]));

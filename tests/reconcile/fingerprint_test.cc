@@ -1,5 +1,6 @@
 #include "slicewright/reconcile/fingerprint.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -175,6 +176,72 @@ TEST(FingerprintTest, PlannerRemovesHintsOfFingerprintedSlices) {
     EXPECT_EQ(plan.actions[0].operation, Operation::kUpdate);
     EXPECT_EQ(plan.actions[0].slice.endpoints, desired.groups[0].endpoints);
   }
+}
+
+// Every key a run's methods write gets a new id; ids move with their keys, copies keep them, and
+// run equality looks at the keys alone.
+TEST(FingerprintTest, RunIdsFollowTheirKeys) {
+  std::vector<model::Endpoint> endpoints = {PodEndpoint(1), PodEndpoint(2), PodEndpoint(3)};
+  FingerprintRun run = FingerprintEndpoints(endpoints);
+  ASSERT_TRUE(run.has_ids());
+  EXPECT_LT(run.ids[0], run.ids[1]);
+  EXPECT_LT(run.ids[1], run.ids[2]);
+  const std::vector<std::uint64_t> before = run.ids;
+
+  run.Replace(1, endpoints[1]);  // the same key, written again
+  EXPECT_GT(run.ids[1], before[2]);
+  EXPECT_EQ(run.ids[0], before[0]);
+  EXPECT_EQ(run.ids[2], before[2]);
+  EXPECT_EQ(run, FingerprintEndpoints(endpoints));  // other ids, equal keys
+
+  run.Insert(0, PodEndpoint(0));
+  EXPECT_EQ(run.ids.size(), 4U);
+  EXPECT_EQ(run.ids[1], before[0]);
+  run.Erase(2);
+  EXPECT_EQ(run.ids.size(), 3U);
+  EXPECT_EQ(run.ids[2], before[2]);
+  const FingerprintRun copy = run;
+  EXPECT_EQ(copy.ids, run.ids);
+
+  // A stored slice's fingerprints carry no ids: they vouch for nothing.
+  model::EndpointSlice slice;
+  slice.endpoints = endpoints;
+  EXPECT_TRUE(FingerprintSlice(slice).endpoints.ids.empty());
+  EXPECT_FALSE(FingerprintSlice(slice).endpoints.has_ids());
+}
+
+// A verified run is trusted only for the version of the slice it was taken from: a slice that
+// changed behind an unchanged desired state is compared again.
+TEST(FingerprintTest, VerifiedRunsFollowTheStoredVersion) {
+  DesiredEndpoints desired = FooDesired(3);
+  desired.groups[0].fingerprints = FingerprintEndpoints(desired.groups[0].endpoints);
+  std::vector<model::EndpointSlice> stored = {StoredAsPlanned(desired)};
+  std::vector<SliceFingerprints> fingerprints = {FingerprintSlice(stored[0])};
+  std::vector<VerifiedRun> verified;
+  PlanOptions options;
+  options.existing_fingerprints = &fingerprints;
+  options.verified_runs = &verified;
+  EXPECT_TRUE(PlanSlices(desired, stored, options).empty());
+  ASSERT_EQ(verified.size(), 1U);
+  EXPECT_EQ(verified[0].ids, desired.groups[0].fingerprints.ids);
+  EXPECT_TRUE(PlanSlices(desired, stored, options).empty());
+
+  stored[0].endpoints[1].conditions.ready = false;
+  stored[0].metadata.resource_version = "2";
+  fingerprints = {FingerprintSlice(stored[0])};
+  const Plan plan = PlanSlices(desired, stored, options);
+  ASSERT_EQ(plan.actions.size(), 1U);
+  EXPECT_EQ(plan.actions[0].slice.endpoints, desired.groups[0].endpoints);
+  EXPECT_TRUE(verified[0].ids.empty());
+
+  // The desired side changed under an unchanged stored version: a new id, compared again.
+  stored = {StoredAsPlanned(desired)};
+  fingerprints = {FingerprintSlice(stored[0])};
+  EXPECT_TRUE(PlanSlices(desired, stored, options).empty());
+  ASSERT_FALSE(verified[0].ids.empty());
+  desired.groups[0].endpoints[2].conditions.serving = false;
+  desired.groups[0].fingerprints.Replace(2, desired.groups[0].endpoints[2]);
+  EXPECT_EQ(PlanSlices(desired, stored, options).actions.size(), 1U);
 }
 
 // A flat map reads back its map's entries in key order, empty keys and values included.

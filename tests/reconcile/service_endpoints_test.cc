@@ -285,31 +285,46 @@ TEST(ServiceEndpointsBuilderTest, FingerprintedPlansEqualPlainPlans) {
   builder.SetPods(pointers, nodes);
   std::vector<model::EndpointSlice> stored;
   std::vector<SliceFingerprints> fingerprints;
+  // The verified-runs cache, kept across plans and aligned with `stored` as the controller keeps
+  // it; every ninth step it is misaligned on purpose (rotated), which must cost speed only.
+  std::vector<VerifiedRun> verified;
+  std::size_t verified_slices = 0;
   int version = 0;
-  for (int step = 0; step < 40; ++step) {
+  for (int step = 0; step < 60; ++step) {
     SCOPED_TRACE("step " + std::to_string(step));
     PlanOptions plain;
     plain.max_endpoints_per_slice = 40;
     PlanOptions fast = plain;
     fast.existing_fingerprints = &fingerprints;
-    const Plan want = PlanSlices(builder.desired(), stored, plain);
-    const Plan got = PlanSlices(builder.desired(), stored, fast);
-    ASSERT_EQ(got.actions.size(), want.actions.size());
-    for (std::size_t a = 0; a < want.actions.size(); ++a) {
-      EXPECT_EQ(got.actions[a].operation, want.actions[a].operation);
-      EXPECT_EQ(got.actions[a].slice, want.actions[a].slice);
+    PlanOptions cached = fast;
+    cached.verified_runs = &verified;
+    if (step % 9 == 8 && verified.size() > 1) {
+      std::rotate(verified.begin(), verified.begin() + 1, verified.end());
     }
-    EXPECT_EQ(got.unchanged, want.unchanged);
-    EXPECT_EQ(got.stats.groups, want.stats.groups);
-    EXPECT_EQ(got.stats.per_address_type, want.stats.per_address_type);
+    const Plan want = PlanSlices(builder.desired(), stored, plain);
+    for (const PlanOptions* options : {&fast, &cached}) {
+      const Plan got = PlanSlices(builder.desired(), stored, *options);
+      ASSERT_EQ(got.actions.size(), want.actions.size());
+      for (std::size_t a = 0; a < want.actions.size(); ++a) {
+        EXPECT_EQ(got.actions[a].operation, want.actions[a].operation);
+        EXPECT_EQ(got.actions[a].slice, want.actions[a].slice);
+      }
+      EXPECT_EQ(got.unchanged, want.unchanged);
+      EXPECT_EQ(got.stats.groups, want.stats.groups);
+      EXPECT_EQ(got.stats.per_address_type, want.stats.per_address_type);
+    }
+    ASSERT_EQ(verified.size(), stored.size());
+    verified_slices += static_cast<std::size_t>(std::count_if(
+        verified.begin(), verified.end(), [](const VerifiedRun& run) { return !run.ids.empty(); }));
     // Apply the plan: what the informer cache would then hold, fingerprinted once per version.
-    for (const SliceAction& action : got.actions) {
+    for (const SliceAction& action : want.actions) {
       model::EndpointSlice slice = action.slice;
       slice.metadata.resource_version = std::to_string(++version);
       if (action.operation == Operation::kCreate) {
         slice.metadata.name = "foo-" + std::to_string(version);
         slice.metadata.uid = "uid-" + slice.metadata.name;
         stored.push_back(std::move(slice));
+        verified.emplace_back();
         continue;
       }
       auto it = std::find_if(stored.begin(), stored.end(), [&](const model::EndpointSlice& s) {
@@ -317,6 +332,7 @@ TEST(ServiceEndpointsBuilderTest, FingerprintedPlansEqualPlainPlans) {
       });
       ASSERT_NE(it, stored.end());
       if (action.operation == Operation::kDelete) {
+        verified.erase(verified.begin() + (it - stored.begin()));
         stored.erase(it);
       } else {
         *it = std::move(slice);
@@ -352,6 +368,8 @@ TEST(ServiceEndpointsBuilderTest, FingerprintedPlansEqualPlainPlans) {
       }
     }
   }
+  // The cache was used: most slices are unchanged at most steps.
+  EXPECT_GT(verified_slices, 60U);
 }
 
 }  // namespace

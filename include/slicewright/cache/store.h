@@ -115,6 +115,19 @@ class Store final {
     return out;
   }
 
+  // Calls visit(const Ptr&) for each object filed under `value` in index `index`, under the read
+  // lock, for a caller that copies only some of them: a Ptr copy is an atomic increment on the
+  // object's control block, a cache miss of its own. `visit` must not call into the store.
+  template <typename Visit>
+  void ForEachByIndex(std::string_view index, std::string_view value, Visit&& visit) const {
+    std::shared_lock lock(mu_);
+    auto it = indexes_.find(index);
+    if (it == indexes_.end()) return;
+    auto entry = it->second.entries.find(value);
+    if (entry == it->second.entries.end()) return;
+    for (const Ptr& object : entry->second) visit(object);
+  }
+
   // The objects filed under `value` in index `index`; empty for an unknown index.
   std::vector<Ptr> ByIndex(std::string_view index, std::string_view value) const {
     std::shared_lock lock(mu_);

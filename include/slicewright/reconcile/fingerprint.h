@@ -32,6 +32,10 @@ std::string FingerprintKey(const model::Endpoint& endpoint);
 struct FingerprintRun {
   std::string keys;
   std::vector<std::uint32_t> ends;  // ends[i]: the offset just past key i
+  // ids[i]: a number unique in the process, given to key i when a method below wrote it, so that
+  // equal ids mean equal keys without reading them (VerifiedRun). Code that edits `keys` or
+  // `ends` directly must clear `ids`; a run whose ids are not one per key vouches for nothing.
+  std::vector<std::uint64_t> ids;
 
   std::size_t size() const { return ends.size(); }
   bool empty() const { return ends.empty(); }
@@ -45,7 +49,11 @@ struct FingerprintRun {
   void Replace(std::size_t i, const model::Endpoint& endpoint);
   void Insert(std::size_t i, const model::Endpoint& endpoint);
   void Erase(std::size_t i);
-  friend bool operator==(const FingerprintRun&, const FingerprintRun&) = default;
+  bool has_ids() const { return ids.size() == ends.size(); }
+  // Equal keys; the ids tell when the keys were written, not what they are.
+  friend bool operator==(const FingerprintRun& a, const FingerprintRun& b) {
+    return a.keys == b.keys && a.ends == b.ends;
+  }
 };
 
 FingerprintRun FingerprintEndpoints(const std::vector<model::Endpoint>& endpoints);
@@ -88,6 +96,17 @@ struct SliceFingerprints {
 };
 
 SliceFingerprints FingerprintSlice(const model::EndpointSlice& slice);
+
+// What one plan found and the next can reuse: the stored slice with this uid and resourceVersion
+// held exactly the desired keys with these ids, at positions [first, first + ids.size()) of its
+// group. While the slice keeps its version and the group still has those ids there, the two are
+// equal without reading either side's keys (PlanOptions::verified_runs).
+struct VerifiedRun {
+  std::string uid;
+  std::string resource_version;
+  std::uint32_t first = 0;
+  std::vector<std::uint64_t> ids;
+};
 
 // Whether `fingerprints` were taken of `slice` as it is (see SliceFingerprints).
 bool FingerprintsDescribe(const SliceFingerprints& fingerprints, const model::EndpointSlice& slice);

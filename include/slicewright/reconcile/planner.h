@@ -1,6 +1,7 @@
 // PlanSlices turns desired endpoints and the existing slices of one owner into the minimal write
 // plan upstream's EndpointSlice reconciler would send (spec §4-§6, decisions of §15). Pure and
-// reentrant: no I/O, no clock, no logging; inputs are never modified.
+// reentrant: no I/O, no clock, no logging; inputs are never modified, except the cache that
+// PlanOptions::verified_runs points to.
 #pragma once
 
 #include <map>
@@ -45,6 +46,12 @@ struct PlanOptions {
   // computes them once per slice version). Only a speed-up: a fingerprint that does not describe
   // its slice (FingerprintsDescribe) is ignored, and so are all when the sizes differ.
   const std::vector<SliceFingerprints>* existing_fingerprints = nullptr;
+  // nullptr, or a cache that this planner reads and updates and the caller keeps between plans
+  // of one owner: for each existing slice, in the same order, the desired keys it was last found
+  // to hold (VerifiedRun). A slice whose version and desired keys are unchanged since is then
+  // matched without reading its keys. Used with existing_fingerprints only, and resized to
+  // `existing` when the sizes differ. Only a speed-up: the plan is the same without it.
+  std::vector<VerifiedRun>* verified_runs = nullptr;
 };
 
 Plan PlanSlices(const DesiredEndpoints& desired, std::span<const model::EndpointSlice> existing,

@@ -54,7 +54,12 @@ struct Controller::IncrementalState {
   // The Service's slices as the cache holds them, in name order, each materialized and
   // fingerprinted once per cached version (`slice_sources` identifies the version).
   std::vector<SlicePtr> slice_sources;
+  // slice_sources' addresses, sorted, with their index: finds a listed slice among them without
+  // reading it.
+  std::vector<std::pair<const cache::CompactEndpointSlice*, std::uint32_t>> source_addresses;
   std::vector<model::EndpointSlice> slices;
+  // What the last plan found each slice to hold (PlanOptions::verified_runs), in the same order.
+  std::vector<reconcile::VerifiedRun> verified;
   std::vector<reconcile::SliceFingerprints> fingerprints;
 };
 
@@ -279,44 +284,94 @@ const model::Node* Controller::FindNode(std::string_view name, NodeSnapshots& sn
 
 void Controller::RefreshSlices(IncrementalState& state, const std::string& namespace_,
                                const std::string& name) const {
-  std::vector<SlicePtr> current;
-  for (SlicePtr& slice :
-       slices_.store().ByIndex(kSliceIndex, model::NamespacedName(namespace_, name))) {
-    if (ManagedBy(slice->metadata, options_.managed_by) && !slice->metadata.deletion_timestamp) {
-      current.push_back(std::move(slice));
+  // The cache replaces an object on every change, and a kept Ptr keeps its version alive, so a
+  // listed object at a kept address is that kept version: the kept ones are recognised by address
+  // alone, and only the others (usually just the echo of this controller's last write) are copied
+  // and read.
+  const auto by_address = [](const auto& entry, const cache::CompactEndpointSlice* address) {
+    return entry.first < address;
+  };
+  std::vector<std::uint8_t> still_listed(state.slice_sources.size(), 0);
+  std::size_t listed_kept = 0;
+  std::vector<SlicePtr> fresh;
+  slices_.store().ForEachByIndex(
+      kSliceIndex, model::NamespacedName(namespace_, name), [&](const SlicePtr& slice) {
+        const auto kept = std::lower_bound(state.source_addresses.begin(),
+                                           state.source_addresses.end(), slice.get(), by_address);
+        if (kept != state.source_addresses.end() && kept->first == slice.get()) {
+          listed_kept += still_listed[kept->second] == 0 ? 1 : 0;
+          still_listed[kept->second] = 1;
+        } else {
+          fresh.push_back(slice);
+        }
+      });
+  std::erase_if(fresh, [this](const SlicePtr& slice) {
+    return !ManagedBy(slice->metadata, options_.managed_by) ||
+           slice->metadata.deletion_timestamp.has_value();
+  });
+  if (fresh.empty() && listed_kept == state.slice_sources.size()) return;
+  const auto index_addresses = [&state] {
+    state.source_addresses.clear();
+    for (std::size_t i = 0; i < state.slice_sources.size(); ++i) {
+      state.source_addresses.emplace_back(state.slice_sources[i].get(),
+                                          static_cast<std::uint32_t>(i));
+    }
+    std::sort(state.source_addresses.begin(), state.source_addresses.end());
+  };
+
+  // Usually each new version replaces a kept one of the same name: only those entries are
+  // materialized again, in place.
+  if (listed_kept + fresh.size() == state.slice_sources.size()) {
+    std::vector<std::size_t> replaced;  // the kept index each fresh slice takes over
+    std::vector<std::uint8_t> taken = still_listed;
+    for (const SlicePtr& slice : fresh) {
+      std::size_t match = state.slice_sources.size();
+      for (std::size_t i = 0; i < state.slice_sources.size(); ++i) {
+        if (taken[i] == 0 && state.slice_sources[i]->metadata.name == slice->metadata.name) {
+          match = i;
+          break;
+        }
+      }
+      if (match == state.slice_sources.size()) break;
+      taken[match] = 1;
+      replaced.push_back(match);
+    }
+    if (replaced.size() == fresh.size()) {
+      for (std::size_t f = 0; f < fresh.size(); ++f) {
+        const std::size_t i = replaced[f];
+        state.slice_sources[i] = std::move(fresh[f]);
+        state.slices[i] = state.slice_sources[i]->ToSlice();
+        state.fingerprints[i] = reconcile::FingerprintSlice(state.slices[i]);
+        if (i < state.verified.size()) state.verified[i] = {};
+      }
+      index_addresses();
+      return;
+    }
+  }
+
+  std::vector<SlicePtr> current = std::move(fresh);
+  for (std::size_t i = 0; i < state.slice_sources.size(); ++i) {
+    if (i < still_listed.size() && still_listed[i] != 0) {
+      current.push_back(state.slice_sources[i]);
     }
   }
   std::sort(current.begin(), current.end(),
             [](const auto& a, const auto& b) { return a->metadata.name < b->metadata.name; });
-  if (current == state.slice_sources) return;
-  // The cache replaces an object on every change, so the same pointer is the same version.
-  // Usually the names are those of the last sync and only the echo of this controller's last
-  // write is new: then only the changed entries are materialized again, in place.
-  if (current.size() == state.slice_sources.size() &&
-      std::equal(current.begin(), current.end(), state.slice_sources.begin(),
-                 [](const SlicePtr& now, const SlicePtr& before) {
-                   return now == before || now->metadata.name == before->metadata.name;
-                 })) {
-    for (std::size_t i = 0; i < current.size(); ++i) {
-      if (current[i] != state.slice_sources[i]) {
-        state.slices[i] = current[i]->ToSlice();
-        state.fingerprints[i] = reconcile::FingerprintSlice(state.slices[i]);
-      }
-    }
-    state.slice_sources = std::move(current);
-    return;
-  }
   std::unordered_map<const cache::CompactEndpointSlice*, std::size_t> previous;
   for (std::size_t i = 0; i < state.slice_sources.size(); ++i) {
     previous.emplace(state.slice_sources[i].get(), i);
   }
   std::vector<model::EndpointSlice> slices;
   std::vector<reconcile::SliceFingerprints> fingerprints;
+  std::vector<reconcile::VerifiedRun> verified(current.size());
   slices.reserve(current.size());
   fingerprints.reserve(current.size());
   for (const SlicePtr& slice : current) {
     const auto kept = previous.find(slice.get());
     if (kept != previous.end()) {
+      if (kept->second < state.verified.size()) {
+        verified[slices.size()] = std::move(state.verified[kept->second]);
+      }
       slices.push_back(std::move(state.slices[kept->second]));
       fingerprints.push_back(std::move(state.fingerprints[kept->second]));
     } else {
@@ -327,6 +382,8 @@ void Controller::RefreshSlices(IncrementalState& state, const std::string& names
   state.slice_sources = std::move(current);
   state.slices = std::move(slices);
   state.fingerprints = std::move(fingerprints);
+  state.verified = std::move(verified);
+  index_addresses();
 }
 
 void Controller::DeriveIncremental(
@@ -538,6 +595,7 @@ Status Controller::SyncService(const std::string& key, bool& stale) {
     }
     DeriveIncremental(*state, *service, cached, build);
     plan_options.existing_fingerprints = &state->fingerprints;
+    plan_options.verified_runs = &state->verified;
     const reconcile::Plan plan =
         reconcile::PlanSlices(state->builder->desired(), state->slices, plan_options);
     if (state->builder->pod_count() < min_pods) DropIncremental(key);
