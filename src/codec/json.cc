@@ -953,8 +953,6 @@ Status WithParsed(std::string_view text, std::string_view document, Fn&& fn) {
   return fn(root);
 }
 
-// Decodes `root` as one object of `spec`'s kind into `out`; errors about it are named
-// "<document>: <object>".
 // The API client decodes what it asked for; type meta, when present, must agree with `spec`.
 template <typename T>
 Status CheckTypeMeta(element root, const KindSpec<T>& spec) {
@@ -976,6 +974,8 @@ Status CheckTypeMeta(element root, const KindSpec<T>& spec) {
   return Status();
 }
 
+// Decodes `root` as one object of `spec`'s kind into `out`; errors about it are named
+// "<document>: <object>".
 template <typename T>
 Status DecodeObjectOf(element root, const KindSpec<T>& spec, std::string_view document, T& out) {
   SW_RETURN_IF_ERROR(CheckTypeMeta(root, spec));

@@ -122,7 +122,7 @@ void FingerprintRun::clear() {
 void FingerprintRun::Append(const model::Endpoint& endpoint) {
   AppendFingerprintKey(endpoint, keys);
   ends.push_back(static_cast<std::uint32_t>(keys.size()));
-  if (ids.size() + 1 == ends.size()) {
+  if (ids.size() + 1 == ends.size()) {  // the run had an id per key before this one
     ids.push_back(NextKeyId());
   }
 }
@@ -182,14 +182,25 @@ FlatStringMap::FlatStringMap(const model::StringMap& map) {
   }
 }
 
-FingerprintRun FingerprintEndpoints(const std::vector<model::Endpoint>& endpoints) {
+namespace {
+
+// With `with_ids` false the run vouches for nothing (FingerprintRun::ids).
+FingerprintRun KeysOf(const std::vector<model::Endpoint>& endpoints, bool with_ids) {
   FingerprintRun run;
   run.ends.reserve(endpoints.size());
-  run.ids.reserve(endpoints.size());
+  if (with_ids) run.ids.reserve(endpoints.size());
   for (const model::Endpoint& endpoint : endpoints) {
-    run.Append(endpoint);
+    AppendFingerprintKey(endpoint, run.keys);
+    run.ends.push_back(static_cast<std::uint32_t>(run.keys.size()));
+    if (with_ids) run.ids.push_back(NextKeyId());
   }
   return run;
+}
+
+}  // namespace
+
+FingerprintRun FingerprintEndpoints(const std::vector<model::Endpoint>& endpoints) {
+  return KeysOf(endpoints, /*with_ids=*/true);
 }
 
 SliceFingerprints FingerprintSlice(const model::EndpointSlice& slice) {
@@ -197,12 +208,7 @@ SliceFingerprints FingerprintSlice(const model::EndpointSlice& slice) {
   fingerprints.uid = slice.metadata.uid;
   fingerprints.resource_version = slice.metadata.resource_version;
   // A stored slice's keys are compared against, never vouched for: no ids.
-  fingerprints.endpoints.ends.reserve(slice.endpoints.size());
-  for (const model::Endpoint& endpoint : slice.endpoints) {
-    AppendFingerprintKey(endpoint, fingerprints.endpoints.keys);
-    fingerprints.endpoints.ends.push_back(
-        static_cast<std::uint32_t>(fingerprints.endpoints.keys.size()));
-  }
+  fingerprints.endpoints = KeysOf(slice.endpoints, /*with_ids=*/false);
   fingerprints.any_hints = AnyHint(slice);
   fingerprints.labels = FlatStringMap(slice.metadata.labels);
   fingerprints.annotations = FlatStringMap(slice.metadata.annotations);

@@ -180,6 +180,38 @@ TEST_F(TypedClientTest, ListAllFollowsContinueTokens) {
   EXPECT_TRUE(all->item_errors.empty());
 }
 
+// Create and update keeping only the answer's metadata: through the kind's metadata decoder
+// (EndpointSlice) or, for a kind without one (Service), through the whole object.
+TEST_F(TypedClientTest, WritesForMetadata) {
+  TypedClient<model::EndpointSlice> slices(*client_, EndpointSliceCodec());
+  Result<model::ObjectMeta> created = slices.CreateForMetadata(Slice("web-meta"));
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ(created->name, "web-meta");
+  EXPECT_FALSE(created->uid.empty());
+  EXPECT_EQ(created->labels.at("kubernetes.io/service-name"), "web");
+
+  model::EndpointSlice changed = Slice("web-meta");
+  changed.metadata.resource_version = created->resource_version;
+  changed.endpoints[0].addresses = {"10.0.0.9"};
+  Result<model::ObjectMeta> updated = slices.UpdateForMetadata(changed);
+  ASSERT_TRUE(updated.ok()) << updated.status().ToString();
+  EXPECT_EQ(updated->uid, created->uid);
+  EXPECT_NE(updated->resource_version, created->resource_version);
+  EXPECT_GT(updated->generation, created->generation);
+  EXPECT_EQ(slices.UpdateForMetadata(changed).status().code(), StatusCode::kConflict);
+
+  ASSERT_EQ(ServiceCodec().decode_metadata, nullptr);
+  TypedClient<model::Service> services(*client_, ServiceCodec());
+  model::Service service;
+  service.metadata.name = "svc-meta";
+  service.metadata.namespace_ = "default";
+  service.spec.ports.emplace_back().port = 80;
+  Result<model::ObjectMeta> service_meta = services.CreateForMetadata(service);
+  ASSERT_TRUE(service_meta.ok()) << service_meta.status().ToString();
+  EXPECT_EQ(service_meta->name, "svc-meta");
+  EXPECT_FALSE(service_meta->uid.empty());
+}
+
 // An answer of the wrong kind (a proxy or server bug) is a decode error, not a crash.
 TEST_F(TypedClientTest, AnswerOfAnotherKindIsAnError) {
   TypedClient<model::Service> services(*client_, ServiceCodec());

@@ -130,12 +130,9 @@ class Store final {
 
   // The objects filed under `value` in index `index`; empty for an unknown index.
   std::vector<Ptr> ByIndex(std::string_view index, std::string_view value) const {
-    std::shared_lock lock(mu_);
-    auto it = indexes_.find(index);
-    if (it == indexes_.end()) return {};
-    auto entry = it->second.entries.find(value);
-    if (entry == it->second.entries.end()) return {};
-    return std::vector<Ptr>(entry->second.begin(), entry->second.end());
+    std::vector<Ptr> out;
+    ForEachByIndex(index, value, [&out](const Ptr& object) { out.push_back(object); });
+    return out;
   }
 
   std::size_t size() const {

@@ -74,26 +74,18 @@ class TypedClient final {
   }
 
   // Creates `object` in its metadata.namespace_.
-  Result<T> Create(const T& object) {
-    return Decoded(
-        client_.Create(kind_.resource, object.metadata.namespace_, kind_.encode(object)));
-  }
+  Result<T> Create(const T& object) { return Decoded(SendCreate(object)); }
 
   // PUT: metadata.resourceVersion is the precondition (kConflict when stale).
-  Result<T> Update(const T& object) {
-    return Decoded(client_.Update(kind_.resource, object.metadata.namespace_, object.metadata.name,
-                                  kind_.encode(object)));
-  }
+  Result<T> Update(const T& object) { return Decoded(SendUpdate(object)); }
 
   // Create and Update for a caller that keeps only the answer's metadata (a writer's
   // bookkeeping of uid and generation): the rest of the object is not decoded.
   Result<model::ObjectMeta> CreateForMetadata(const T& object) {
-    return DecodedMetadata(
-        client_.Create(kind_.resource, object.metadata.namespace_, kind_.encode(object)));
+    return DecodedMetadata(SendCreate(object));
   }
   Result<model::ObjectMeta> UpdateForMetadata(const T& object) {
-    return DecodedMetadata(client_.Update(kind_.resource, object.metadata.namespace_,
-                                          object.metadata.name, kind_.encode(object)));
+    return DecodedMetadata(SendUpdate(object));
   }
 
   Result<T> UpdateStatus(const T& object) {
@@ -115,6 +107,13 @@ class TypedClient final {
   const ResourceRef& resource() const { return kind_.resource; }
 
  private:
+  Result<std::string> SendCreate(const T& object) {
+    return client_.Create(kind_.resource, object.metadata.namespace_, kind_.encode(object));
+  }
+  Result<std::string> SendUpdate(const T& object) {
+    return client_.Update(kind_.resource, object.metadata.namespace_, object.metadata.name,
+                          kind_.encode(object));
+  }
   Result<T> Decoded(Result<std::string> body) {
     if (!body.ok()) return body.status();
     return kind_.decode(*body);

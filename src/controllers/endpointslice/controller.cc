@@ -351,7 +351,7 @@ void Controller::RefreshSlices(IncrementalState& state, const std::string& names
 
   std::vector<SlicePtr> current = std::move(fresh);
   for (std::size_t i = 0; i < state.slice_sources.size(); ++i) {
-    if (i < still_listed.size() && still_listed[i] != 0) {
+    if (still_listed[i] != 0) {
       current.push_back(state.slice_sources[i]);
     }
   }
