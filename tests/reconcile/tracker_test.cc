@@ -1,5 +1,7 @@
 #include "slicewright/reconcile/tracker.h"
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -237,25 +239,46 @@ TEST(TrackerTest, SliceWithoutServiceNameLabel) {
 
 // Concurrent writers and readers are safe (meaningful under the sanitizers).
 TEST(TrackerTest, ConcurrentUse) {
+  // Two writers record their own slices of one Service while a reader queries and forgets a third
+  // slice of it; afterwards every writer's last record for each slice must be there: no update is
+  // lost or torn by the others holding the same Service's map.
+  constexpr int kRounds = 500;
+  constexpr int kSlicesPerWriter = 7;
   EndpointSliceTracker tracker;
-  std::thread writer([&] {
-    for (int i = 0; i < 500; ++i) {
-      tracker.Update(MakeSlice("uid-" + std::to_string(i % 7), i));
-      if (i % 3 == 0) {
-        tracker.ExpectDeletion(MakeSlice("uid-" + std::to_string(i % 7)));
-      }
+  auto write = [&](const std::string& prefix) {
+    for (int i = 0; i < kRounds; ++i) {
+      const model::EndpointSlice slice =
+          MakeSlice(prefix + std::to_string(i % kSlicesPerWriter), i);
+      tracker.Update(slice);
+      if (i % 3 == 0) tracker.ExpectDeletion(slice);
     }
-  });
+  };
+  std::thread writer_a([&] { write("a-"); });
+  std::thread writer_b([&] { write("b-"); });
   std::thread reader([&] {
-    for (int i = 0; i < 500; ++i) {
+    for (int i = 0; i < kRounds; ++i) {
       (void)tracker.ShouldSync(kSlice);
       (void)tracker.StaleSlices(MakeService(), std::vector<model::EndpointSlice>{kSlice});
-      (void)tracker.HandleDeletion(MakeSlice("uid-" + std::to_string(i % 7)));
+      tracker.Update(MakeSlice("reader", i));
+      (void)tracker.HandleDeletion(MakeSlice("reader", i));
     }
   });
-  writer.join();
+  writer_a.join();
+  writer_b.join();
   reader.join();
-  SUCCEED();
+  for (const std::string prefix : {"a-", "b-"}) {
+    for (int k = 0; k < kSlicesPerWriter; ++k) {
+      // The last round that wrote slice k.
+      int last = kRounds - 1;
+      while (last % kSlicesPerWriter != k) --last;
+      const std::int64_t want =
+          last % 3 == 0 ? EndpointSliceTracker::kDeletionExpected : std::int64_t{last};
+      SCOPED_TRACE(prefix + std::to_string(k));
+      EXPECT_EQ(tracker.GenerationForTest(MakeSlice(prefix + std::to_string(k))), want);
+    }
+  }
+  // The reader forgot its slice every round.
+  EXPECT_EQ(tracker.GenerationForTest(MakeSlice("reader")), std::nullopt);
 }
 
 }  // namespace
