@@ -1,8 +1,6 @@
 // libFuzzer target for labels::Selector::Parse: no input may crash it, every failure is a
 // kBadRequest, and every success prints a canonical form that re-parses to itself. Single-threaded.
-// Not wired into CMake yet (there is no sw_fuzz() helper); build by hand with clang, e.g.
-//   clang++ -std=c++20 -g -fsanitize=fuzzer,address,undefined -Iinclude -Isrc \
-//     fuzz/label_selector_fuzz.cc src/labels/*.cc src/base/*.cc -o label_selector_fuzz
+// Built by fuzz/CMakeLists.txt; CI runs it on fuzz/corpus/label_selector (.ci/run).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
