@@ -1,17 +1,66 @@
 #include "slicewright/runtime/controller.h"
 
+#include <initializer_list>
+#include <string_view>
 #include <utility>
 
 #include "slicewright/base/log.h"
 
 namespace slicewright::runtime {
+namespace {
+
+// One series of `family` for this controller; null (and a log line) when the registry refuses.
+Counter* SeriesOf(Result<CounterFamily*> family, std::initializer_list<std::string_view> labels) {
+  if (!family.ok()) {
+    SW_LOG(kError, "controller metrics: {}", family.status().ToString());
+    return nullptr;
+  }
+  Result<Counter*> counter = (*family)->WithLabelValues(labels);
+  return counter.ok() ? *counter : nullptr;
+}
+
+}  // namespace
 
 Controller::Controller(ControllerOptions options, WorkQueue& queue, SyncFn sync,
                        OutcomeFn on_outcome)
     : options_(std::move(options)),
       queue_(queue),
       sync_(std::move(sync)),
-      on_outcome_(std::move(on_outcome)) {}
+      on_outcome_(std::move(on_outcome)) {
+  if (options_.metrics == nullptr) return;
+  // controller-runtime's names and help texts (pkg/internal/controller/metrics), so dashboards
+  // built for Go controllers read ours.
+  Registry& registry = *options_.metrics;
+  const std::string_view name = options_.name;
+  auto reconciles = registry.AddCounterFamily("controller_runtime_reconcile_total",
+                                              "Total number of reconciliations per controller",
+                                              {"controller", "result"});
+  counters_.success = SeriesOf(reconciles, {name, "success"});
+  counters_.error = SeriesOf(reconciles, {name, "error"});
+  counters_.errors =
+      SeriesOf(registry.AddCounterFamily("controller_runtime_reconcile_errors_total",
+                                         "Total number of reconciliation errors per controller",
+                                         {"controller"}),
+               {name});
+  counters_.terminal =
+      SeriesOf(registry.AddCounterFamily(
+                   "controller_runtime_terminal_reconcile_errors_total",
+                   "Total number of terminal reconciliation errors per controller", {"controller"}),
+               {name});
+}
+
+void Controller::Count(SyncOutcome outcome) {
+  const auto inc = [](Counter* counter) {
+    if (counter != nullptr) counter->Inc();
+  };
+  if (outcome == SyncOutcome::kSuccess) {
+    inc(counters_.success);
+    return;
+  }
+  inc(counters_.error);
+  inc(counters_.errors);
+  if (outcome == SyncOutcome::kTerminal) inc(counters_.terminal);
+}
 
 Controller::~Controller() { Stop(); }
 
@@ -54,6 +103,7 @@ void Controller::Work() {
       SW_LOG(kWarning, "{}: dropping {} out of the queue after {} retries: {}", options_.name, *key,
              options_.max_retries, status.ToString());
     }
+    Count(outcome);
     if (on_outcome_) on_outcome_(*key, outcome, status);
     queue_.Done(*key);
   }

@@ -76,6 +76,42 @@ TEST(ControllerTest, RetriesRetryableFailuresThenDrops) {
   EXPECT_EQ(queue->NumRequeues("down"), 0);
 }
 
+// With a registry, every sync is counted under controller-runtime's metric names: successes and
+// errors per controller, and terminal errors apart.
+TEST(ControllerTest, CountsSyncsUnderControllerRuntimeNames) {
+  auto queue = FastQueue();
+  Registry registry;
+  Outcomes outcomes;
+  ControllerOptions options{"test", 2, 1};
+  options.metrics = &registry;
+  Controller controller(
+      std::move(options), *queue,
+      [&](const std::string& key) -> Status {
+        if (key == "invalid") return Status(StatusCode::kInvalid, "bad object");
+        if (key == "down") return Status(StatusCode::kUnavailable, "server down");
+        return Status();
+      },
+      outcomes.Fn());
+  controller.Start();
+  for (const char* key : {"ok", "other", "invalid", "down"}) queue->Add(key);
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  // max_retries 1: "down" fails twice (retried, then dropped).
+  while ((outcomes.Of("down").size() < 2 || outcomes.Of("invalid").empty() ||
+          outcomes.Of("ok").empty() || outcomes.Of("other").empty()) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(5ms);
+  }
+  controller.Stop();
+  const std::string exposed = registry.Expose();
+  for (const char* line :
+       {"controller_runtime_reconcile_total{controller=\"test\",result=\"success\"} 2\n",
+        "controller_runtime_reconcile_total{controller=\"test\",result=\"error\"} 3\n",
+        "controller_runtime_reconcile_errors_total{controller=\"test\"} 3\n",
+        "controller_runtime_terminal_reconcile_errors_total{controller=\"test\"} 1\n"}) {
+    EXPECT_NE(exposed.find(line), std::string::npos) << line << "\nin:\n" << exposed;
+  }
+}
+
 // Many workers, many keys re-added while in flight: a key is never synced by two workers at once,
 // and Stop() lets the syncs in flight finish.
 TEST(ControllerTest, ConcurrentWorkersNeverShareAKey) {

@@ -2,7 +2,8 @@
 // do: the queue never hands one key to two workers at once; a sync that fails with a retryable
 // Status is requeued with the queue's rate limiter until it has been retried max_retries times,
 // then dropped with a log line (a later event for the key enqueues it again); a terminal failure
-// (IsRetryable false: Invalid, Forbidden, BadRequest...) is not retried. Stop() drains the syncs
+// (IsRetryable false: Invalid, Forbidden, BadRequest...) is not retried and is counted in
+// controller-runtime's controller_runtime_terminal_reconcile_errors_total. Stop() drains the syncs
 // in flight. Thread-safe.
 #pragma once
 
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "slicewright/base/status.h"
+#include "slicewright/runtime/metrics.h"
 #include "slicewright/runtime/work_queue.h"
 
 namespace slicewright::runtime {
@@ -23,6 +25,10 @@ struct ControllerOptions {
   std::string name;  // for logs: "endpointslice"
   int workers = 5;   // --concurrent-service-endpoint-syncs
   int max_retries = 15;
+  // When set, every sync is counted under controller-runtime's metric names, labelled
+  // controller=<name>: controller_runtime_reconcile_total{result}, ..._reconcile_errors_total and
+  // ..._terminal_reconcile_errors_total. Must outlive the controller.
+  Registry* metrics = nullptr;
 };
 
 // What happened to one sync, for the controller's own metrics (e.g. endpoint_slice_controller
@@ -50,12 +56,22 @@ class Controller final {
 
  private:
   void Work();
+  void Count(SyncOutcome outcome);
+
+  // The series of ControllerOptions::metrics for this controller; null without a registry.
+  struct SyncCounters {
+    Counter* success = nullptr;
+    Counter* error = nullptr;
+    Counter* errors = nullptr;
+    Counter* terminal = nullptr;
+  };
 
   const ControllerOptions options_;
   WorkQueue& queue_;
   const SyncFn sync_;
   const OutcomeFn on_outcome_;
   std::atomic<std::int64_t> syncs_{0};
+  SyncCounters counters_;  // set in the constructor
   std::mutex mu_;
   std::vector<std::thread> workers_;  // guarded by mu_
 };

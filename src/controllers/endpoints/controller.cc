@@ -80,6 +80,7 @@ void Controller::Start() {
   options.name = "endpoints";
   options.workers = options_.concurrent_syncs;
   options.max_retries = options_.max_retries;
+  options.metrics = deps_.metrics;
   loop_->Start(std::move(options), [this](const std::string& key) { return Sync(key); });
   // Upstream's checkLeftoverEndpoints: an Endpoints whose Service is gone is deleted by its sync.
   for (const auto& endpoints : endpoints_.store().List()) {

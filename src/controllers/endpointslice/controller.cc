@@ -122,6 +122,7 @@ void Controller::Start() {
   options.name = options_.name;
   options.workers = options_.concurrent_syncs;
   options.max_retries = options_.max_retries;
+  options.metrics = deps_.metrics;
   loop_->Start(std::move(options), [this](const std::string& key) { return Sync(key); });
 }
 

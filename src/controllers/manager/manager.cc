@@ -9,6 +9,7 @@
 
 #include <fmt/ranges.h>
 
+#include "slicewright/base/check.h"
 #include "slicewright/base/log.h"
 #include "slicewright/cache/informer_factory.h"
 #include "slicewright/runtime/events.h"
@@ -127,6 +128,9 @@ struct Manager::Impl {
   client::RestClient& client;
   std::vector<std::string> controllers;
   runtime::Registry registry;
+  // Keeps slicewright_internal_bugs_total current on every scrape; declared after the registry so
+  // it goes first.
+  runtime::Registry::CollectHook internal_bugs;
   std::unique_ptr<runtime::HttpEndpoint> endpoint;
   std::atomic<bool> leading{false};
   std::atomic<bool> synced{false};
@@ -269,6 +273,13 @@ Result<std::unique_ptr<Manager>> Manager::Create(ManagerOptions options,
   }
   auto impl = std::make_unique<Impl>(std::move(options), client);
   impl->controllers = std::move(controllers);
+  SW_ASSIGN_OR_RETURN(
+      runtime::Counter * bugs,
+      impl->registry.AddCounter("slicewright_internal_bugs_total",
+                                "Impossible states (SW_BUG) this process logged and survived; "
+                                "any value above 0 is a bug to report"));
+  impl->internal_bugs = impl->registry.OnCollect(
+      [bugs] { bugs->Add(static_cast<double>(InternalBugCount()) - bugs->Value()); });
   if (impl->options.port >= 0) {
     runtime::HttpEndpointOptions endpoint_options;
     endpoint_options.bind_address = impl->options.bind_address;

@@ -97,6 +97,7 @@ void Controller::Start() {
   options.name = "endpointslice-mirroring";
   options.workers = options_.concurrent_syncs;
   options.max_retries = options_.max_retries;
+  options.metrics = deps_.metrics;
   loop_->Start(std::move(options), [this](const std::string& key) { return Sync(key); });
 }
 

@@ -1,9 +1,14 @@
 #include "controllers/manager/manager.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "slicewright/base/check.h"
+#include "slicewright/client/rest_client.h"
+#include "slicewright/client/transport.h"
 
 namespace slicewright::controllers {
 namespace {
@@ -37,6 +42,28 @@ TEST(ParseFeatureGatesTest, KnownGatesOnly) {
   EXPECT_EQ(ParseFeatureGates("ExternalEndpointController=yes").status().code(),
             StatusCode::kInvalid);
   EXPECT_EQ(ParseFeatureGates("ExternalEndpointController").status().code(), StatusCode::kInvalid);
+}
+
+// The manager's registry exports slicewright_internal_bugs_total, read from the process's SW_BUG
+// count on every scrape (a debug build aborts on SW_BUG, so only the series itself is checked).
+TEST(ManagerTest, ExportsTheInternalBugCount) {
+  client::RestConfig config;
+  config.server.scheme = "http";
+  config.server.host = "127.0.0.1";
+  config.server.port = 1;  // never contacted: Create starts nothing
+  auto transport = client::Transport::Create(config, {});
+  ASSERT_TRUE(transport.ok()) << transport.status().ToString();
+  auto client = client::RestClient::Create(
+      std::shared_ptr<client::Transport>(std::move(transport).value()), {});
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  ManagerOptions options;
+  options.port = -1;
+  auto manager = Manager::Create(options, **client);
+  ASSERT_TRUE(manager.ok()) << manager.status().ToString();
+  const std::string want =
+      "slicewright_internal_bugs_total " + std::to_string(InternalBugCount()) + "\n";
+  EXPECT_NE((*manager)->metrics().Expose().find(want), std::string::npos)
+      << (*manager)->metrics().Expose();
 }
 
 }  // namespace
