@@ -477,24 +477,18 @@ Status Controller::ReleaseService(const model::Service& service, const std::stri
   // again while the slice cache still holds these slices, the sync sees a stale cache and retries
   // instead of keeping deleted slices as current.
   tracker_.DeleteService(service.metadata.namespace_, service.metadata.name);
-  Status first_failure;
-  for (const model::EndpointSlice& slice : ours) {
-    client::DeleteOptions options;
-    options.precondition_uid = slice.metadata.uid;
-    const Status deleted =
-        slices_client_.Delete(slice.metadata.namespace_, slice.metadata.name, options);
-    if (deleted.ok() || deleted.code() == StatusCode::kNotFound) {
-      tracker_.ExpectDeletion(slice);
-    } else if (first_failure.ok()) {
-      first_failure = deleted;
-    }
+  // A plan of deletes only, sent through ApplyPlan like every other slice write.
+  reconcile::Plan release;
+  for (model::EndpointSlice& slice : ours) {
+    release.actions.push_back({reconcile::Operation::kDelete, std::move(slice)});
   }
-  if (!first_failure.ok()) return first_failure;
-  if (!ours.empty()) {
+  SW_RETURN_IF_ERROR(ApplyPlan(release, slices_client_, tracker_));
+  if (!release.actions.empty()) {
     const auto label = service.metadata.labels.find(model::kLabelEndpointControllerName);
     SW_LOG(kInfo, "{}: {} is not ours ({}={}): deleted the {} slice(s) we wrote", options_.name,
            key, model::kLabelEndpointControllerName,
-           label == service.metadata.labels.end() ? "<none>" : label->second, ours.size());
+           label == service.metadata.labels.end() ? "<none>" : label->second,
+           release.actions.size());
   }
   ForgetService(service.metadata.namespace_, service.metadata.name, key);
   return Status();
