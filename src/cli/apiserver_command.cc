@@ -1,11 +1,13 @@
 #include "cli/apiserver_command.h"
 
+#include <memory>
 #include <ostream>
 
 #include <pthread.h>
 #include <signal.h>
 
 #include "apiserver/rest/serve.h"
+#include "cli/command.h"
 
 namespace slicewright::cli {
 
@@ -46,5 +48,44 @@ int RunApiServerCommand(const ApiServerCommandOptions& options, std::ostream& ou
   (*server)->Stop();
   return 0;
 }
+
+namespace {
+
+CommandSpec ApiServerCommand() {
+  auto options = std::make_shared<ApiServerCommandOptions>();
+  CommandSpec spec;
+  spec.name = "apiserver";
+  spec.description = "Run the embedded, SQLite-backed development API server (kubectl-compatible)";
+  spec.flags = {
+      {.names = "--listen", .help = "Address to serve on, HOST:PORT", .target = &options->listen},
+      {.names = "--data-dir", .help = "Directory holding state.db", .target = &options->data_dir},
+      {.names = "--token",
+       .help = "Require this bearer token on every request (needed off loopback)",
+       .target = &options->token,
+       .show_default = false},
+      {.names = "--tls-cert-dir",
+       .help = "Serve HTTPS with a CA and serving certificate kept in this directory",
+       .target = &options->tls_cert_dir,
+       .show_default = false},
+      {.names = "--write-kubeconfig",
+       .help = "Write a kubeconfig for this server to FILE",
+       .target = &options->write_kubeconfig,
+       .show_default = false},
+      {.names = "--history-events",
+       .help = "Watch history kept for resuming watches (events)",
+       .target = &options->history_events},
+      {.names = "--io-threads",
+       .help = "Threads serving connections (0: one per core, at least 2)",
+       .target = &options->io_threads,
+       .non_negative = true},
+  };
+  spec.run = [options](const CommandContext& io) {
+    return RunApiServerCommand(*options, io.out, io.err);
+  };
+  return spec;
+}
+SW_REGISTER_COMMAND(ApiServerCommand);
+
+}  // namespace
 
 }  // namespace slicewright::cli

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <memory>
 #include <ostream>
 #include <thread>
 #include <utility>
@@ -14,6 +15,8 @@
 #include "slicewright/client/rest_client.h"
 #include "slicewright/client/rest_config.h"
 #include "slicewright/client/transport.h"
+
+#include "cli/command.h"
 
 namespace slicewright::cli {
 
@@ -163,5 +166,92 @@ int RunControllerManagerCommand(ControllerManagerCommandOptions options, std::os
   }
   return 0;
 }
+
+namespace {
+
+CommandSpec ControllerManagerCommand() {
+  auto options = std::make_shared<ControllerManagerCommandOptions>();
+  controllers::ManagerOptions& manager = options->manager;
+  CommandSpec spec;
+  spec.name = "controller-manager";
+  spec.description =
+      "Run the endpoint controllers (KEP-4770-aware replacements of kube-controller-manager's)";
+  spec.flags = {
+      {.names = "--kubeconfig",
+       .help = "Path to a kubeconfig (else $KUBECONFIG, ~/.kube/config, in-cluster)",
+       .target = &options->kubeconfig,
+       .show_default = false},
+      {.names = "--context",
+       .help = "The kubeconfig context to use",
+       .target = &options->context,
+       .show_default = false},
+      {.names = "--controllers",
+       .help = "Controllers to run: '*' for all, 'name' to add, '-name' to remove",
+       .target = &manager.controllers,
+       .delimiter = ','},
+      {.names = "--feature-gates",
+       .help = "key=value pairs; known: ExternalEndpointController=true|false (default true)",
+       .target = &manager.feature_gates,
+       .show_default = false},
+      {.names = "--concurrent-service-endpoint-syncs",
+       .help = "Services synced at once by the EndpointSlice controller (1-50)",
+       .target = &manager.endpointslice.concurrent_syncs},
+      {.names = "--max-endpoints-per-slice",
+       .help = "The maximum number of endpoints added to an EndpointSlice (1-1000)",
+       .target = &manager.endpointslice.max_endpoints_per_slice},
+      {.names = "--endpointslice-updates-batch-period",
+       .help = "How long pod changes are batched before a Service sync (Go duration)",
+       .target = &options->batch_period},
+      {.names = "--endpointslice-incremental-min-pods",
+       .help = "slicewright: Services with at least this many pods keep their derived endpoints "
+               "between syncs (about 1.6 KB per pod), so a pod event re-derives one pod; 0: off",
+       .target = &manager.endpointslice.incremental_min_pods},
+      {.names = "--concurrent-endpoint-syncs",
+       .help = "Services synced at once by the Endpoints controller",
+       .target = &manager.endpoints.concurrent_syncs},
+      {.names = "--endpoint-updates-batch-period",
+       .help = "How long pod changes are batched before an Endpoints sync (Go duration)",
+       .target = &options->endpoints_batch_period},
+      {.names = "--mirroring-concurrent-service-endpoint-syncs",
+       .help = "Services synced at once by the EndpointSlice mirroring controller (1-50)",
+       .target = &manager.mirroring.concurrent_syncs},
+      {.names = "--mirroring-max-endpoints-per-subset",
+       .help = "The maximum number of endpoints mirrored per Endpoints subset (1-1000)",
+       .target = &manager.mirroring.max_endpoints_per_subset},
+      {.names = "--mirroring-endpointslice-updates-batch-period",
+       .help = "How long Endpoints changes are batched before mirroring (Go duration)",
+       .target = &options->mirroring_batch_period},
+      {.names = "--controller-name",
+       .help = "The endpointslice.kubernetes.io/managed-by value of our slices",
+       .target = &manager.endpointslice.managed_by},
+      {.names = "--kube-api-qps",
+       .help = "QPS to the API server",
+       .target = &options->kube_api_qps},
+      {.names = "--kube-api-burst",
+       .help = "Burst to the API server",
+       .target = &options->kube_api_burst},
+      {.names = "--leader-elect",
+       .help = "Elect a leader on a Lease before running the controllers",
+       .target = &manager.leader_elect},
+      {.names = "--leader-elect-lease-duration", .target = &options->lease_duration},
+      {.names = "--leader-elect-renew-deadline", .target = &options->renew_deadline},
+      {.names = "--leader-elect-retry-period", .target = &options->retry_period},
+      {.names = "--leader-elect-resource-namespace", .target = &manager.leader_elect_namespace},
+      {.names = "--leader-elect-resource-name", .target = &manager.leader_elect_name},
+      {.names = "--bind-address",
+       .help = "Address of /metrics, /healthz, /livez and /readyz",
+       .target = &manager.bind_address},
+      {.names = "--port", .help = "Their port; -1 serves nothing", .target = &manager.port},
+      {.names = "-v,--v", .help = "Log verbosity (klog levels)", .target = &options->verbosity},
+      {.names = "--logging-format", .help = "text or json", .target = &options->logging_format},
+  };
+  spec.run = [options](const CommandContext& io) {
+    return RunControllerManagerCommand(*options, io.out, io.err);
+  };
+  return spec;
+}
+SW_REGISTER_COMMAND(ControllerManagerCommand);
+
+}  // namespace
 
 }  // namespace slicewright::cli

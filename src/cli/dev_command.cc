@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <memory>
 #include <ostream>
 #include <stop_token>
 #include <thread>
@@ -16,6 +17,7 @@
 #include "slicewright/client/transport.h"
 
 #include "apiserver/rest/serve.h"
+#include "cli/command.h"
 #include "cli/controller_manager_command.h"
 #include "controllers/manager/manager.h"
 #include "controllers/podsim/simulator.h"
@@ -127,5 +129,38 @@ int RunDevCommand(const DevCommandOptions& options, std::ostream& out, std::ostr
   (*server)->Stop();
   return 0;
 }
+
+namespace {
+
+CommandSpec DevCommand() {
+  auto options = std::make_shared<DevCommandOptions>();
+  CommandSpec spec;
+  spec.name = "dev";
+  spec.description =
+      "Run the embedded API server, every endpoint controller and a pod simulator in one "
+      "process (for kubectl on this machine)";
+  spec.flags = {
+      {.names = "--data-dir",
+       .help = "Directory for state.db and the kubeconfig",
+       .target = &options->data_dir},
+      {.names = "--port",
+       .help = "API server port on 127.0.0.1 (0: any free port)",
+       .target = &options->port},
+      {.names = "--nodes",
+       .help = "Simulated Nodes (zones a, b, c in turn)",
+       .target = &options->nodes},
+      {.names = "--pod-ready-delay",
+       .help = "How long a new pod takes to become Ready (Go duration)",
+       .target = &options->ready_delay},
+      {.names = "-v,--v", .help = "Log verbosity (klog levels)", .target = &options->verbosity},
+  };
+  spec.run = [options](const CommandContext& io) {
+    return RunDevCommand(*options, io.out, io.err);
+  };
+  return spec;
+}
+SW_REGISTER_COMMAND(DevCommand);
+
+}  // namespace
 
 }  // namespace slicewright::cli

@@ -13,6 +13,7 @@
 #include "slicewright/labels/selector.h"
 #include "slicewright/model/well_known.h"
 
+#include "cli/command.h"
 #include "controllers/explain/explain.h"
 #include "controllers/manager/manager.h"
 
@@ -141,5 +142,53 @@ int RunExplainCommand(const ExplainCommandOptions& options, std::ostream& out, s
   }
   return 0;
 }
+
+namespace {
+
+CommandSpec ExplainCommand() {
+  auto options = std::make_shared<ExplainCommandOptions>();
+  CommandSpec spec;
+  spec.name = "explain";
+  spec.description =
+      "Say who manages a Service's endpoints and why, and which pods are left out and why "
+      "(also `kubectl slicewright explain service NS/NAME`)";
+  spec.flags = {
+      {.names = "kind", .help = "service", .target = &options->kind, .required = true},
+      {.names = "name",
+       .help = "NAME or NAMESPACE/NAME",
+       .target = &options->target,
+       .required = true},
+      {.names = "-n,--namespace",
+       .help = "The Service's namespace (default: default)",
+       .target = &options->namespace_,
+       .show_default = false},
+      {.names = "--kubeconfig",
+       .help = "Path to a kubeconfig (else $KUBECONFIG, ~/.kube/config, in-cluster)",
+       .target = &options->kubeconfig,
+       .show_default = false},
+      {.names = "--context",
+       .help = "The kubeconfig context to use",
+       .target = &options->context,
+       .show_default = false},
+      {.names = "--feature-gates",
+       .help = "The controllers' --feature-gates (ExternalEndpointController defaults to true)",
+       .target = &options->feature_gates,
+       .show_default = false},
+      {.names = "--controller-name",
+       .help = "The controllers' --controller-name (managed-by value)",
+       .target = &options->controller_name},
+      {.names = "--max-endpoints-per-slice",
+       .help = "The controllers' --max-endpoints-per-slice",
+       .target = &options->max_endpoints_per_slice},
+      {.names = "-o,--output", .help = "text or json", .target = &options->output},
+  };
+  spec.run = [options](const CommandContext& io) {
+    return RunExplainCommand(*options, io.out, io.err);
+  };
+  return spec;
+}
+SW_REGISTER_COMMAND(ExplainCommand);
+
+}  // namespace
 
 }  // namespace slicewright::cli

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -19,6 +20,8 @@
 #include "slicewright/reconcile/pod_source.h"
 #include "slicewright/reconcile/render.h"
 #include "slicewright/reconcile/topology_cache.h"
+
+#include "cli/command.h"
 
 namespace slicewright::cli {
 namespace {
@@ -247,5 +250,43 @@ int RunPlanCommand(const PlanCommandOptions& options, std::istream& in, std::ost
   out << *yaml;
   return 0;
 }
+
+namespace {
+
+CommandSpec PlanCommand() {
+  auto options = std::make_shared<PlanCommandOptions>();
+  CommandSpec spec;
+  spec.name = "plan";
+  spec.description =
+      "Print what the EndpointSlice controller would write for the given cluster state";
+  spec.flags = {
+      {.names = "-f,--filename",
+       .help = "Services, Pods, Nodes and EndpointSlices as `kubectl get -o json|yaml` prints "
+               "them; - reads standard input",
+       .target = &options->files,
+       .required = true,
+       .show_default = false},
+      {.names = "--max-endpoints-per-slice",
+       .help = "The maximum number of endpoints added to an EndpointSlice (1-1000)",
+       .target = &options->max_endpoints_per_slice},
+      {.names = "--controller-name",
+       .help = "The endpointslice.kubernetes.io/managed-by value of our slices",
+       .target = &options->controller_name},
+      {.names = "-o,--output",
+       .help = "Output format: json, yaml or table",
+       .target = &options->output},
+      {.names = "--repeat",
+       .help = "Also run the reconcile step N times and print its timing to stderr",
+       .target = &options->repeat,
+       .show_default = false},
+  };
+  spec.run = [options](const CommandContext& io) {
+    return RunPlanCommand(*options, io.in, io.out, io.err);
+  };
+  return spec;
+}
+SW_REGISTER_COMMAND(PlanCommand);
+
+}  // namespace
 
 }  // namespace slicewright::cli
