@@ -517,6 +517,9 @@ class DesiredSet {
   // hold the same endpoint, and which one keeps it depends on the order slices are visited in.
   std::size_t contested() const { return contested_; }
 
+  // Positions are identity order over an unsorted input, not input indexes.
+  bool permuted() const { return permuted_; }
+
   // Every position unclaimed again, as before the first claim.
   void ResetClaims() {
     std::fill(consumed_.begin(), consumed_.end(), std::uint8_t{0});
@@ -969,9 +972,10 @@ void Planner::PlanGroup(const EndpointGroup& group, EndpointGroup* movable,
     }
     if (verified != nullptr && !matched_verified) {
       // Every stored endpoint kept in place, unchanged, as one run of positions: the keys at
-      // those positions are the stored keys one for one.
+      // those positions are the stored keys one for one. Only positions that are input indexes
+      // name the ids of those keys (a permuted input's would name other endpoints' ids).
       if (!endpoint_updated && stored_count > 0 && kept.size() == stored_count &&
-          kept.is_one_run()) {
+          kept.is_one_run() && !desired.permuted()) {
         const auto* ids = group.fingerprints.ids.data() + kept.first();
         verified->uid = stored->metadata.uid;
         verified->resource_version = stored->metadata.resource_version;
