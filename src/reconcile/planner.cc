@@ -1165,10 +1165,13 @@ void Planner::ApplyHints(const std::string& address_type, TypeWork& work, Plan& 
     std::erase(populated_address_types_, address_type);
     plan.topology.push_back(TopologyOutcome{address_type, false, {}});
   }
+  // useTD (spec §6.1) excludes a requested topology mode even without a topology cache, as the
+  // traffic_distribution_label of Run does: then every hint goes.
   const bool use_traffic_distribution =
       desired_.traffic_distribution.has_value() &&
       IsValidTrafficDistribution(*desired_.traffic_distribution,
-                                 options_.prefer_same_traffic_distribution);
+                                 options_.prefer_same_traffic_distribution) &&
+      !hints_enabled;
   if (use_traffic_distribution) {
     ReconcileTrafficDistributionHints(*desired_.traffic_distribution, hints_work);
   } else {
