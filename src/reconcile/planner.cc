@@ -337,6 +337,24 @@ class PositionRuns {
   std::size_t size_ = 0;
 };
 
+// Whether `group`'s endpoints, in either form, are in strictly increasing identity order.
+bool StrictlyIncreasing(const EndpointGroup& group) {
+  const Endpoint* previous = nullptr;
+  const auto increasing = [&previous](const std::vector<Endpoint>& endpoints) {
+    for (const Endpoint& endpoint : endpoints) {
+      if (previous != nullptr && !StrictlyBefore(*previous, endpoint)) {
+        return false;
+      }
+      previous = &endpoint;
+    }
+    return true;
+  };
+  if (group.runs.empty()) {
+    return increasing(group.endpoints);
+  }
+  return std::all_of(group.runs.begin(), group.runs.end(), increasing);
+}
+
 // The desired endpoints of one group, sorted by identity and unique, consumed as slices claim
 // them. Lookups try the position after the previous match first: slices this planner wrote hold
 // runs of consecutive desired endpoints, so a full resync costs one comparison per endpoint.
@@ -369,11 +387,11 @@ class DesiredSet {
     }
     bool sorted_unique = true;
     if (group.sorted_unique) {
-#ifndef NDEBUG
-      for (std::size_t i = 1; i < size_; ++i) {
-        SW_DCHECK(StrictlyBefore(Input(i - 1), Input(i)));
-      }
-#endif
+      // The promise is checked in every build, as one pass over adjacent pairs (mostly one address
+      // comparison each, a small part of a plan): a source that breaks it gets its endpoints
+      // sorted, and the plan says so (promise_broken), instead of a wrong plan in silence.
+      sorted_unique = StrictlyIncreasing(group);
+      promise_broken_ = !sorted_unique;
     } else if (fingerprints != nullptr && run_capacity_ == 0 && !endpoints_.empty()) {
       // The keys hold the addresses back to back: no visit to the endpoints' address vectors.
       const char* keys = fingerprints->keys.data();
@@ -517,6 +535,9 @@ class DesiredSet {
   // hold the same endpoint, and which one keeps it depends on the order slices are visited in.
   std::size_t contested() const { return contested_; }
 
+  // The group promised sorted_unique and was not: it was sorted here.
+  bool promise_broken() const { return promise_broken_; }
+
   // Positions are identity order over an unsorted input, not input indexes.
   bool permuted() const { return permuted_; }
 
@@ -604,6 +625,7 @@ class DesiredSet {
   std::uint32_t cursor_ = 0;
   std::size_t contested_ = 0;
   bool permuted_ = false;
+  bool promise_broken_ = false;
 };
 
 // The planner's per-address-type working state (upstream's slicesToCreate/Update/Delete).
@@ -912,6 +934,16 @@ void Planner::PlanGroup(const EndpointGroup& group, EndpointGroup* movable,
   DesiredSet desired(group, movable, desired_fingerprints ? &group.fingerprints : nullptr,
                      !existing.empty());
   const std::size_t desired_count = desired.size();
+  if (desired.promise_broken()) {
+    // A bug of the source, not of the owner; an Event on the owner makes it visible where a
+    // debug-only check would not (SW_BUG would abort debug builds, and tests of this path).
+    plan.diagnostics.push_back(
+        Diagnostic{Diagnostic::Severity::kWarning, "EndpointOrderPromiseBroken",
+                   "The endpoints of address type " + group.address_type + " and ports [" +
+                       PortMapKey(group.ports) +
+                       "] were promised sorted and unique but were not; planned after sorting them",
+                   false});
+  }
 
   // The slices of this group, in input order, with what happens to each.
   enum class Fate { kUnchanged, kUpdate, kDelete };

@@ -555,5 +555,65 @@ TEST(PlannerDifferentialTest, EveryOptionCombinationMatchesTheReference) {
   EXPECT_GT(verified_hits, 0U);
 }
 
+// A source that breaks its sorted_unique promise (reversed endpoints, a duplicate whose later
+// copy must win) still gets the reference plan in every build, and a Warning diagnostic per
+// broken group says so. The check does not abort debug builds, so this runs in all of them.
+TEST(PlannerDifferentialTest, BrokenSortedUniquePromiseStillGetsTheReferencePlan) {
+  std::size_t broken_groups = 0;
+  for (std::uint32_t seed = 1; seed <= 60; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    Random random(seed);
+    Case c = RandomCase(random);
+    std::size_t broken = 0;
+    for (SourceGroup& group : c.sources) {
+      if (group.endpoints.size() >= 2) {
+        std::reverse(group.endpoints.begin(), group.endpoints.end());
+        Endpoint duplicate = group.endpoints.front();
+        ChangeBeyondIdentity(random, duplicate);
+        group.endpoints.push_back(std::move(duplicate));
+        group.fingerprints = FingerprintEndpoints(group.endpoints);
+      }
+      broken += SortedUnique(group.endpoints) ? 0 : 1;
+    }
+    broken_groups += broken;
+    Plan reference = testing::ReferencePlan(DesiredFor(c, Combination{}), c.cluster, c.options);
+    std::vector<SliceFingerprints> fingerprints;
+    for (const EndpointSlice& slice : c.cluster) {
+      fingerprints.push_back(FingerprintSlice(slice));
+    }
+    for (const Combination& combination : AllCombinations()) {
+      if (combination.sorted_unique || combination.verified_runs) {
+        continue;
+      }
+      SCOPED_TRACE("form " + std::to_string(static_cast<int>(combination.form)) + " fingerprints " +
+                   std::to_string(combination.fingerprints) + " move " +
+                   std::to_string(combination.move));
+      DesiredEndpoints desired = DesiredFor(c, combination);
+      for (EndpointGroup& group : desired.groups) {
+        group.sorted_unique = true;  // the broken promise
+      }
+      PlanOptions options = c.options;
+      if (combination.fingerprints) {
+        options.existing_fingerprints = &fingerprints;
+      }
+      Plan plan = combination.move ? PlanSlices(std::move(desired), c.cluster, options)
+                                   : PlanSlices(desired, c.cluster, options);
+      const std::size_t reported = static_cast<std::size_t>(
+          std::count_if(plan.diagnostics.begin(), plan.diagnostics.end(), [](const Diagnostic& d) {
+            return d.reason == "EndpointOrderPromiseBroken" &&
+                   d.severity == Diagnostic::Severity::kWarning && !d.retry;
+          }));
+      EXPECT_EQ(reported, broken);  // every source group is of a served address type
+      std::erase_if(plan.diagnostics,
+                    [](const Diagnostic& d) { return d.reason == "EndpointOrderPromiseBroken"; });
+      if (!SamePlan(plan, reference)) {
+        ASSERT_EQ(Describe(plan), Describe(reference));
+        FAIL() << "the plans differ beyond what Describe prints:\n" << Describe(plan);
+      }
+    }
+  }
+  EXPECT_GT(broken_groups, 20U);
+}
+
 }  // namespace
 }  // namespace slicewright::reconcile
