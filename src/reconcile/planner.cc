@@ -385,14 +385,12 @@ class DesiredSet {
         }
       }
     }
+    // One pass over adjacent pairs, in every build and whatever the source promised: a source
+    // that breaks its sorted_unique promise gets its endpoints sorted, and the plan says so
+    // (promise_broken), instead of a wrong plan in silence. The promise only picks the cheapest
+    // pass: the keys when there are any, else the endpoints as they are laid out.
     bool sorted_unique = true;
-    if (group.sorted_unique) {
-      // The promise is checked in every build, as one pass over adjacent pairs (mostly one address
-      // comparison each, a small part of a plan): a source that breaks it gets its endpoints
-      // sorted, and the plan says so (promise_broken), instead of a wrong plan in silence.
-      sorted_unique = StrictlyIncreasing(group);
-      promise_broken_ = !sorted_unique;
-    } else if (fingerprints != nullptr && run_capacity_ == 0 && !endpoints_.empty()) {
+    if (fingerprints != nullptr && run_capacity_ == 0 && !endpoints_.empty()) {
       // The keys hold the addresses back to back: no visit to the endpoints' address vectors.
       const char* keys = fingerprints->keys.data();
       const std::uint32_t* ends = fingerprints->ends.data();
@@ -409,11 +407,14 @@ class DesiredSet {
         }
         previous = current;
       }
+    } else if (group.sorted_unique) {
+      sorted_unique = StrictlyIncreasing(group);  // no index of the runs needed
     } else {
       for (std::size_t i = 1; i < size_ && sorted_unique; ++i) {
         sorted_unique = StrictlyBefore(Input(i - 1), Input(i));
       }
     }
+    promise_broken_ = group.sorted_unique && !sorted_unique;
     // A sorted source (the usual case) needs no permutation: positions are input indexes.
     if (!sorted_unique) {
       order_.resize(size_);
