@@ -1,5 +1,6 @@
 // PlanSlices under every combination of its speed-ups (stored and desired fingerprints, verified
-// runs kept across plans, runs input, the sorted_unique promise, the moving overload) against the
+// runs kept across plans, runs input, the sorted_unique and without_hints promises, the moving
+// overload) against the
 // literal ReferencePlan, on random Services and clusters synced over several steps.
 #include <algorithm>
 #include <chrono>
@@ -130,6 +131,11 @@ bool SortedUnique(const std::vector<Endpoint>& endpoints) {
     }
   }
   return true;
+}
+
+bool WithoutHints(const std::vector<Endpoint>& endpoints) {
+  return std::none_of(endpoints.begin(), endpoints.end(),
+                      [](const Endpoint& e) { return e.hints.has_value(); });
 }
 
 // One desired group as a source keeps it between syncs: its endpoints and their fingerprints,
@@ -338,7 +344,8 @@ enum class Form { kEndpoints, kRunsOfMax, kRunsOfOther };
 
 struct Combination {
   Form form = Form::kEndpoints;
-  bool sorted_unique = false;  // set only when it is true
+  // The source's promises, each set only when it is true: sorted_unique and without_hints.
+  bool promises = false;
   bool fingerprints = false;
   bool verified_runs = false;
   bool move = false;
@@ -347,10 +354,10 @@ struct Combination {
 std::vector<Combination> AllCombinations() {
   std::vector<Combination> all;
   for (Form form : {Form::kEndpoints, Form::kRunsOfMax, Form::kRunsOfOther}) {
-    for (bool sorted_unique : {false, true}) {
+    for (bool promises : {false, true}) {
       for (int speed : {0, 1, 2}) {
         for (bool move : {false, true}) {
-          all.push_back(Combination{form, sorted_unique, speed >= 1, speed == 2, move});
+          all.push_back(Combination{form, promises, speed >= 1, speed == 2, move});
         }
       }
     }
@@ -363,7 +370,8 @@ DesiredEndpoints DesiredFor(const Case& c, const Combination& combination) {
   const auto max = static_cast<std::size_t>(c.options.max_endpoints_per_slice);
   for (const SourceGroup& source : c.sources) {
     EndpointGroup group{source.address_type, source.ports, {}};
-    group.sorted_unique = combination.sorted_unique && SortedUnique(source.endpoints);
+    group.sorted_unique = combination.promises && SortedUnique(source.endpoints);
+    group.without_hints = combination.promises && WithoutHints(source.endpoints);
     if (combination.form == Form::kEndpoints) {
       group.endpoints = source.endpoints;
       if (combination.fingerprints) {
@@ -498,18 +506,19 @@ TEST(PlannerDifferentialTest, EveryOptionCombinationMatchesTheReference) {
           fingerprints.back().resource_version = "stale";
         }
       }
-      const bool any_sorted =
-          std::any_of(c.sources.begin(), c.sources.end(),
-                      [](const SourceGroup& g) { return SortedUnique(g.endpoints); });
+      const bool any_promise =
+          std::any_of(c.sources.begin(), c.sources.end(), [](const SourceGroup& g) {
+            return SortedUnique(g.endpoints) || WithoutHints(g.endpoints);
+          });
       for (std::size_t k = 0; k < combinations.size(); ++k) {
         const Combination& combination = combinations[k];
-        if (combination.sorted_unique && !any_sorted) {
-          continue;  // the same input as without the promise
+        if (combination.promises && !any_promise) {
+          continue;  // the same input as without the promises
         }
-        SCOPED_TRACE("form " + std::to_string(static_cast<int>(combination.form)) +
-                     " sorted_unique " + std::to_string(combination.sorted_unique) +
-                     " fingerprints " + std::to_string(combination.fingerprints) +
-                     " verified_runs " + std::to_string(combination.verified_runs) + " move " +
+        SCOPED_TRACE("form " + std::to_string(static_cast<int>(combination.form)) + " promises " +
+                     std::to_string(combination.promises) + " fingerprints " +
+                     std::to_string(combination.fingerprints) + " verified_runs " +
+                     std::to_string(combination.verified_runs) + " move " +
                      std::to_string(combination.move));
         PlanOptions options = c.options;
         if (combination.fingerprints) {
@@ -582,7 +591,7 @@ TEST(PlannerDifferentialTest, BrokenSortedUniquePromiseStillGetsTheReferencePlan
       fingerprints.push_back(FingerprintSlice(slice));
     }
     for (const Combination& combination : AllCombinations()) {
-      if (combination.sorted_unique || combination.verified_runs) {
+      if (combination.promises || combination.verified_runs) {
         continue;
       }
       SCOPED_TRACE("form " + std::to_string(static_cast<int>(combination.form)) + " fingerprints " +
