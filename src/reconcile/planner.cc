@@ -337,6 +337,24 @@ class PositionRuns {
   std::size_t size_ = 0;
 };
 
+// Whether `group`'s endpoints, in either form, are in strictly increasing identity order.
+bool StrictlyIncreasing(const EndpointGroup& group) {
+  const Endpoint* previous = nullptr;
+  const auto increasing = [&previous](const std::vector<Endpoint>& endpoints) {
+    for (const Endpoint& endpoint : endpoints) {
+      if (previous != nullptr && !StrictlyBefore(*previous, endpoint)) {
+        return false;
+      }
+      previous = &endpoint;
+    }
+    return true;
+  };
+  if (group.runs.empty()) {
+    return increasing(group.endpoints);
+  }
+  return std::all_of(group.runs.begin(), group.runs.end(), increasing);
+}
+
 // The desired endpoints of one group, sorted by identity and unique, consumed as slices claim
 // them. Lookups try the position after the previous match first: slices this planner wrote hold
 // runs of consecutive desired endpoints, so a full resync costs one comparison per endpoint.
@@ -367,14 +385,12 @@ class DesiredSet {
         }
       }
     }
+    // One pass over adjacent pairs, in every build and whatever the source promised: a source
+    // that breaks its sorted_unique promise gets its endpoints sorted, and the plan says so
+    // (promise_broken), instead of a wrong plan in silence. The promise only picks the cheapest
+    // pass: the keys when there are any, else the endpoints as they are laid out.
     bool sorted_unique = true;
-    if (group.sorted_unique) {
-#ifndef NDEBUG
-      for (std::size_t i = 1; i < size_; ++i) {
-        SW_DCHECK(StrictlyBefore(Input(i - 1), Input(i)));
-      }
-#endif
-    } else if (fingerprints != nullptr && run_capacity_ == 0 && !endpoints_.empty()) {
+    if (fingerprints != nullptr && run_capacity_ == 0 && !endpoints_.empty()) {
       // The keys hold the addresses back to back: no visit to the endpoints' address vectors.
       const char* keys = fingerprints->keys.data();
       const std::uint32_t* ends = fingerprints->ends.data();
@@ -391,11 +407,14 @@ class DesiredSet {
         }
         previous = current;
       }
+    } else if (group.sorted_unique) {
+      sorted_unique = StrictlyIncreasing(group);  // no index of the runs needed
     } else {
       for (std::size_t i = 1; i < size_ && sorted_unique; ++i) {
         sorted_unique = StrictlyBefore(Input(i - 1), Input(i));
       }
     }
+    promise_broken_ = group.sorted_unique && !sorted_unique;
     // A sorted source (the usual case) needs no permutation: positions are input indexes.
     if (!sorted_unique) {
       order_.resize(size_);
@@ -517,6 +536,12 @@ class DesiredSet {
   // hold the same endpoint, and which one keeps it depends on the order slices are visited in.
   std::size_t contested() const { return contested_; }
 
+  // The group promised sorted_unique and was not: it was sorted here.
+  bool promise_broken() const { return promise_broken_; }
+
+  // Positions are identity order over an unsorted input, not input indexes.
+  bool permuted() const { return permuted_; }
+
   // Every position unclaimed again, as before the first claim.
   void ResetClaims() {
     std::fill(consumed_.begin(), consumed_.end(), std::uint8_t{0});
@@ -601,6 +626,7 @@ class DesiredSet {
   std::uint32_t cursor_ = 0;
   std::size_t contested_ = 0;
   bool permuted_ = false;
+  bool promise_broken_ = false;
 };
 
 // The planner's per-address-type working state (upstream's slicesToCreate/Update/Delete).
@@ -909,6 +935,16 @@ void Planner::PlanGroup(const EndpointGroup& group, EndpointGroup* movable,
   DesiredSet desired(group, movable, desired_fingerprints ? &group.fingerprints : nullptr,
                      !existing.empty());
   const std::size_t desired_count = desired.size();
+  if (desired.promise_broken()) {
+    // A bug of the source, not of the owner; an Event on the owner makes it visible where a
+    // debug-only check would not (SW_BUG would abort debug builds, and tests of this path).
+    plan.diagnostics.push_back(
+        Diagnostic{Diagnostic::Severity::kWarning, "EndpointOrderPromiseBroken",
+                   "The endpoints of address type " + group.address_type + " and ports [" +
+                       PortMapKey(group.ports) +
+                       "] were promised sorted and unique but were not; planned after sorting them",
+                   false});
+  }
 
   // The slices of this group, in input order, with what happens to each.
   enum class Fate { kUnchanged, kUpdate, kDelete };
@@ -969,9 +1005,10 @@ void Planner::PlanGroup(const EndpointGroup& group, EndpointGroup* movable,
     }
     if (verified != nullptr && !matched_verified) {
       // Every stored endpoint kept in place, unchanged, as one run of positions: the keys at
-      // those positions are the stored keys one for one.
+      // those positions are the stored keys one for one. Only positions that are input indexes
+      // name the ids of those keys (a permuted input's would name other endpoints' ids).
       if (!endpoint_updated && stored_count > 0 && kept.size() == stored_count &&
-          kept.is_one_run()) {
+          kept.is_one_run() && !desired.permuted()) {
         const auto* ids = group.fingerprints.ids.data() + kept.first();
         verified->uid = stored->metadata.uid;
         verified->resource_version = stored->metadata.resource_version;
@@ -1161,10 +1198,13 @@ void Planner::ApplyHints(const std::string& address_type, TypeWork& work, Plan& 
     std::erase(populated_address_types_, address_type);
     plan.topology.push_back(TopologyOutcome{address_type, false, {}});
   }
+  // useTD (spec §6.1) excludes a requested topology mode even without a topology cache, as the
+  // traffic_distribution_label of Run does: then every hint goes.
   const bool use_traffic_distribution =
       desired_.traffic_distribution.has_value() &&
       IsValidTrafficDistribution(*desired_.traffic_distribution,
-                                 options_.prefer_same_traffic_distribution);
+                                 options_.prefer_same_traffic_distribution) &&
+      !hints_enabled;
   if (use_traffic_distribution) {
     ReconcileTrafficDistributionHints(*desired_.traffic_distribution, hints_work);
   } else {

@@ -244,6 +244,33 @@ TEST(FingerprintTest, VerifiedRunsFollowTheStoredVersion) {
   EXPECT_EQ(PlanSlices(desired, stored, options).actions.size(), 1U);
 }
 
+// A verified run is not recorded over an unsorted group: its positions are then identity order,
+// not the indexes of the fingerprint ids, and the record would vouch for other endpoints. Here it
+// named pod1's id for a slice holding pod0, and once pod0 left, the slice was kept as is.
+TEST(FingerprintTest, VerifiedRunsAreNotRecordedOverUnsortedGroups) {
+  DesiredEndpoints desired = FooDesired(2);
+  std::vector<model::Endpoint>& endpoints = desired.groups[0].endpoints;
+  std::swap(endpoints[0], endpoints[1]);  // pod1, pod0
+  desired.groups[0].fingerprints = FingerprintEndpoints(endpoints);
+  const std::vector<model::EndpointSlice> stored = {
+      testing::StoredSlice("a", testing::PodEndpoints(0, 1))};
+  const std::vector<SliceFingerprints> fingerprints = {FingerprintSlice(stored[0])};
+  std::vector<VerifiedRun> verified;
+  PlanOptions options;
+  options.existing_fingerprints = &fingerprints;
+  options.verified_runs = &verified;
+  PlanSlices(desired, stored, options);
+  ASSERT_EQ(verified.size(), 1U);
+  EXPECT_TRUE(verified[0].ids.empty());
+
+  endpoints.erase(endpoints.begin() + 1);  // pod0 leaves; pod1 keeps its id at index 0
+  desired.groups[0].fingerprints.Erase(1);
+  const Plan plan = PlanSlices(desired, stored, options);
+  ASSERT_EQ(plan.actions.size(), 1U);
+  EXPECT_EQ(plan.actions[0].operation, Operation::kUpdate);
+  EXPECT_EQ(plan.actions[0].slice.endpoints, testing::PodEndpoints(1, 1));
+}
+
 // A flat map reads back its map's entries in key order, empty keys and values included.
 TEST(FingerprintTest, FlatStringMapKeepsEntriesInOrder) {
   EXPECT_EQ(FlatStringMap().size(), 0U);

@@ -576,6 +576,26 @@ TEST(PlannerTest, ComparesAnnotationsWhenAsked) {
   EXPECT_EQ(plan.actions[0].slice.metadata.annotations.at("team"), "blue");
 }
 
+// Without a topology cache, a requested topology mode still turns trafficDistribution off
+// (spec §6.1 useTD = validTD && !hintsEnabled): hints are removed, not set to the zone.
+TEST(PlannerTest, RequestedTopologyModeTurnsTrafficDistributionOffWithoutCache) {
+  DesiredEndpoints desired = FooDesired(2);
+  for (model::Endpoint& endpoint : desired.groups[0].endpoints) {
+    endpoint.zone = "zone-a";
+  }
+  desired.traffic_distribution = "PreferClose";
+  const Plan close = PlanSlices(desired, {}, DefaultOptions());
+  ASSERT_EQ(close.actions.size(), 1U);
+  EXPECT_TRUE(close.actions[0].slice.endpoints[0].hints.has_value());
+  EXPECT_EQ(close.stats.traffic_distribution_label, "PreferClose");
+
+  desired.topology_hints_requested = true;
+  const Plan plan = PlanSlices(desired, {}, DefaultOptions());
+  ASSERT_EQ(plan.actions.size(), 1U);
+  EXPECT_FALSE(plan.actions[0].slice.endpoints[0].hints.has_value());
+  EXPECT_EQ(plan.stats.traffic_distribution_label, "");
+}
+
 // Golden rendering of a small plan.
 TEST(PlannerTest, RendersCanonicalText) {
   const Plan plan = PlanSlices(FooDesired(3, 0, {Port("foo", 80)}, 2), {}, DefaultOptions());

@@ -39,7 +39,9 @@ struct EndpointGroup {
   // warning-free.
   FingerprintRun fingerprints = {};
   // The source emitted `endpoints` sorted by CompareEndpointIdentity and unique, so the planner
-  // skips its check (debug builds still verify). Sources that cannot promise it leave it false.
+  // only checks adjacent pairs instead of sorting (in every build). A broken promise is repaired
+  // (sorted, the later duplicate winning) and reported as a Warning diagnostic
+  // EndpointOrderPromiseBroken. Sources that cannot promise it leave it false.
   bool sorted_unique = false;
   // The source set no endpoint's hints (the Service source never does). Then a new slice made of
   // them needs no hints removed, and removing them, which read every endpoint once more, is
