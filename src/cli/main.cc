@@ -54,7 +54,9 @@ int main(int argc, char** argv) {
                               "Require this bearer token on every request (needed off loopback)");
     apiserver_cmd->add_option(
         "--tls-cert-dir", apiserver.tls_cert_dir,
-        "Serve HTTPS with a CA and serving certificate kept in this directory");
+        "Keep the CA and serving certificate of HTTPS here (default: DATA_DIR/tls)");
+    apiserver_cmd->add_flag("--insecure-http", apiserver.insecure_http,
+                            "Serve plain HTTP instead of HTTPS (loopback addresses only)");
     apiserver_cmd->add_option("--write-kubeconfig", apiserver.write_kubeconfig,
                               "Write a kubeconfig for this server to FILE");
     apiserver_cmd
@@ -175,6 +177,8 @@ int main(int argc, char** argv) {
         ->add_option("--pod-ready-delay", dev.ready_delay,
                      "How long a new pod takes to become Ready (Go duration)")
         ->capture_default_str();
+    dev_cmd->add_flag("--insecure-http", dev.insecure_http,
+                      "Serve plain HTTP, not HTTPS with a CA kept in DATA_DIR/tls");
     dev_cmd->add_option("-v,--v", dev.verbosity, "Log verbosity (klog levels)")
         ->capture_default_str();
 
