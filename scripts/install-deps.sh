@@ -36,9 +36,13 @@ missing_packages() {
   done
 }
 
+# The JavaScript client of the end-to-end tests, from the npm registry (not a Debian package).
+js_deps() { "$(dirname "${BASH_SOURCE[0]}")/install-js-deps.sh"; }
+
 mapfile -t missing < <(missing_packages)
 if ((${#missing[@]} == 0)); then
   log "all ${#packages[@]} packages are installed"
+  js_deps
   exit 0
 fi
 log "missing: ${missing[*]}"
@@ -93,3 +97,4 @@ if ((${#missing[@]} != 0)); then
   exit 1
 fi
 log "installed; all ${#packages[@]} packages present"
+js_deps
