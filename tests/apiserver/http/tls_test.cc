@@ -1,8 +1,8 @@
 #include "apiserver/http/tls.h"
 
 #include <chrono>
-#include <cstdint>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
