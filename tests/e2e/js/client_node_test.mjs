@@ -4,7 +4,8 @@
 // carries (client-node refuses plain HTTP without insecure-skip-tls-verify).
 // CRUD, label and field selectors, merge and strategic merge patches, 409 on a stale
 // resourceVersion, Watch, makeInformer, EndpointSlices, a CRD with its status subresource, Leases,
-// 404/422 Status bodies. Prints "ok"/"FAIL" lines and "N passed, N failed" as the Python tests do.
+// 404/422 Status bodies; and that it refuses the plain HTTP of --insecure-http. Prints "ok"/"FAIL"
+// lines and "N passed, N failed" as the Python tests do.
 //
 // Usage: node client_node_test.mjs PATH/TO/slicewright   (scripts/install-js-deps.sh installs the
 // client into node_modules here)
@@ -47,7 +48,12 @@ async function run(name, fn) {
   try {
     await fn();
   } catch (error) {
-    fail(`${name}: raised`, ...String(error?.stack || error).split('\n').slice(0, 12));
+    fail(
+      `${name}: raised`,
+      ...String(error?.stack || error)
+        .split('\n')
+        .slice(0, 12),
+    );
     if (error?.body) fail(`${name}: body`, JSON.stringify(error.body).slice(0, 500));
   }
 }
@@ -88,10 +94,19 @@ const mergePatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergeP
 const strategicPatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.StrategicMergePatch);
 
 // --- the server --------------------------------------------------------------------------------
-function startServer(binary, dataDir, kubeconfig) {
+function startServer(binary, dataDir, kubeconfig, extraArgs = []) {
   const child = spawn(
     binary,
-    ['apiserver', '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--write-kubeconfig', kubeconfig],
+    [
+      'apiserver',
+      '--listen',
+      '127.0.0.1:0',
+      '--data-dir',
+      dataDir,
+      '--write-kubeconfig',
+      kubeconfig,
+      ...extraArgs,
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
@@ -142,16 +157,27 @@ async function crud(core, ns) {
     namespace: ns,
     body: configMap('cm-a', { app: 'web', tier: 'front' }, { k: 'v1' }),
   });
-  eq('create returns the object', [created.metadata.name, created.metadata.namespace, created.data], [
-    'cm-a',
-    ns,
-    { k: 'v1' },
-  ]);
-  check('create sets a resourceVersion and uid', created.metadata.resourceVersion && created.metadata.uid);
+  eq(
+    'create returns the object',
+    [created.metadata.name, created.metadata.namespace, created.data],
+    ['cm-a', ns, { k: 'v1' }],
+  );
+  check(
+    'create sets a resourceVersion and uid',
+    created.metadata.resourceVersion && created.metadata.uid,
+  );
   const read = await core.readNamespacedConfigMap({ name: 'cm-a', namespace: ns });
-  eq('read returns what was created', read.metadata.resourceVersion, created.metadata.resourceVersion);
+  eq(
+    'read returns what was created',
+    read.metadata.resourceVersion,
+    created.metadata.resourceVersion,
+  );
   read.data = { k: 'v2' };
-  const replaced = await core.replaceNamespacedConfigMap({ name: 'cm-a', namespace: ns, body: read });
+  const replaced = await core.replaceNamespacedConfigMap({
+    name: 'cm-a',
+    namespace: ns,
+    body: read,
+  });
   eq('replace updates the data', replaced.data, { k: 'v2' });
   check(
     'replace moves the resourceVersion',
@@ -163,20 +189,28 @@ async function crud(core, ns) {
   const conflict = await apiError(() =>
     core.replaceNamespacedConfigMap({ name: 'cm-a', namespace: ns, body: stale }),
   );
-  eq('a stale resourceVersion is a 409 Conflict', [conflict?.code, conflict?.body?.reason], [
-    409,
-    'Conflict',
-  ]);
+  eq(
+    'a stale resourceVersion is a 409 Conflict',
+    [conflict?.code, conflict?.body?.reason],
+    [409, 'Conflict'],
+  );
   check(
     'the 409 message names the object',
     /configmaps "cm-a"/.test(conflict?.body?.message || ''),
     conflict?.body?.message,
   );
 
-  await core.createNamespacedConfigMap({ namespace: ns, body: configMap('cm-b', { app: 'web', tier: 'back' }) });
+  await core.createNamespacedConfigMap({
+    namespace: ns,
+    body: configMap('cm-b', { app: 'web', tier: 'back' }),
+  });
   await core.createNamespacedConfigMap({ namespace: ns, body: configMap('cm-c', { app: 'db' }) });
   const names = (list) => list.items.map((item) => item.metadata.name).sort();
-  eq('list', names(await core.listNamespacedConfigMap({ namespace: ns })), ['cm-a', 'cm-b', 'cm-c']);
+  eq('list', names(await core.listNamespacedConfigMap({ namespace: ns })), [
+    'cm-a',
+    'cm-b',
+    'cm-c',
+  ]);
   eq(
     'label selector app=web',
     names(await core.listNamespacedConfigMap({ namespace: ns, labelSelector: 'app=web' })),
@@ -184,7 +218,9 @@ async function crud(core, ns) {
   );
   eq(
     'label selector app=web,tier!=front',
-    names(await core.listNamespacedConfigMap({ namespace: ns, labelSelector: 'app=web,tier!=front' })),
+    names(
+      await core.listNamespacedConfigMap({ namespace: ns, labelSelector: 'app=web,tier!=front' }),
+    ),
     ['cm-b'],
   );
   eq(
@@ -194,12 +230,19 @@ async function crud(core, ns) {
   );
   eq(
     'field selector metadata.name=cm-b',
-    names(await core.listNamespacedConfigMap({ namespace: ns, fieldSelector: 'metadata.name=cm-b' })),
+    names(
+      await core.listNamespacedConfigMap({ namespace: ns, fieldSelector: 'metadata.name=cm-b' }),
+    ),
     ['cm-b'],
   );
   eq(
     'field selector metadata.namespace across namespaces',
-    names(await core.listConfigMapForAllNamespaces({ fieldSelector: `metadata.namespace=${ns}`, labelSelector: 'app' })),
+    names(
+      await core.listConfigMapForAllNamespaces({
+        fieldSelector: `metadata.namespace=${ns}`,
+        labelSelector: 'app',
+      }),
+    ),
     ['cm-a', 'cm-b', 'cm-c'],
   );
 
@@ -211,19 +254,34 @@ async function crud(core, ns) {
     [gone?.code, gone?.body?.kind, gone?.body?.status, gone?.body?.reason, gone?.body?.message],
     [404, 'Status', 'Failure', 'NotFound', 'configmaps "cm-c" not found'],
   );
-  eq('the 404 Status details', [gone?.body?.details?.name, gone?.body?.details?.kind], ['cm-c', 'configmaps']);
+  eq(
+    'the 404 Status details',
+    [gone?.body?.details?.name, gone?.body?.details?.kind],
+    ['cm-c', 'configmaps'],
+  );
 }
 
 async function patches(core, ns) {
-  await core.createNamespacedConfigMap({ namespace: ns, body: configMap('patched', { a: '1' }, { x: '1', y: '2' }) });
+  await core.createNamespacedConfigMap({
+    namespace: ns,
+    body: configMap('patched', { a: '1' }, { x: '1', y: '2' }),
+  });
   const merged = await core.patchNamespacedConfigMap(
-    { name: 'patched', namespace: ns, body: { metadata: { labels: { b: '2' } }, data: { x: null, z: '3' } } },
+    {
+      name: 'patched',
+      namespace: ns,
+      body: { metadata: { labels: { b: '2' } }, data: { x: null, z: '3' } },
+    },
     mergePatch,
   );
-  eq('a merge patch adds, keeps and removes keys', [merged.metadata.labels, merged.data], [
-    { a: '1', b: '2' },
-    { y: '2', z: '3' },
-  ]);
+  eq(
+    'a merge patch adds, keeps and removes keys',
+    [merged.metadata.labels, merged.data],
+    [
+      { a: '1', b: '2' },
+      { y: '2', z: '3' },
+    ],
+  );
 
   await core.createNamespacedService({
     namespace: ns,
@@ -236,7 +294,11 @@ async function patches(core, ns) {
   });
   // Ports merge on their key `port`: the strategic patch adds one and keeps the other.
   const strategic = await core.patchNamespacedService(
-    { name: 'web', namespace: ns, body: { spec: { ports: [{ name: 'https', port: 443, targetPort: 8443 }] } } },
+    {
+      name: 'web',
+      namespace: ns,
+      body: { spec: { ports: [{ name: 'https', port: 443, targetPort: 8443 }] } },
+    },
     strategicPatch,
   );
   eq(
@@ -248,7 +310,11 @@ async function patches(core, ns) {
     ],
   );
   const replacedList = await core.patchNamespacedService(
-    { name: 'web', namespace: ns, body: { spec: { ports: [{ name: 'only', port: 81, targetPort: 81 }] } } },
+    {
+      name: 'web',
+      namespace: ns,
+      body: { spec: { ports: [{ name: 'only', port: 81, targetPort: 81 }] } },
+    },
     mergePatch,
   );
   eq(
@@ -273,8 +339,14 @@ async function watchEvents(kc, core, ns) {
       ended = err ?? 'ended';
     },
   );
-  await core.createNamespacedConfigMap({ namespace: ns, body: configMap('watched', {}, { n: '1' }) });
-  await core.patchNamespacedConfigMap({ name: 'watched', namespace: ns, body: { data: { n: '2' } } }, mergePatch);
+  await core.createNamespacedConfigMap({
+    namespace: ns,
+    body: configMap('watched', {}, { n: '1' }),
+  });
+  await core.patchNamespacedConfigMap(
+    { name: 'watched', namespace: ns, body: { data: { n: '2' } } },
+    mergePatch,
+  );
   await core.deleteNamespacedConfigMap({ name: 'watched', namespace: ns });
   const seen = await waitUntil(20, () => events.length >= 3);
   controller.abort();
@@ -284,11 +356,18 @@ async function watchEvents(kc, core, ns) {
     ['MODIFIED', 'watched', '2'],
     ['DELETED', 'watched', '2'],
   ]);
-  check('the watch did not fail before it was aborted', ended === undefined || ended === 'ended' || ended?.name === 'AbortError', String(ended));
+  check(
+    'the watch did not fail before it was aborted',
+    ended === undefined || ended === 'ended' || ended?.name === 'AbortError',
+    String(ended),
+  );
 }
 
 async function informer(kc, core, ns) {
-  await core.createNamespacedConfigMap({ namespace: ns, body: configMap('before', { inf: 'yes' }) });
+  await core.createNamespacedConfigMap({
+    namespace: ns,
+    body: configMap('before', { inf: 'yes' }),
+  });
   const inf = k8s.makeInformer(
     kc,
     `/api/v1/namespaces/${ns}/configmaps`,
@@ -304,18 +383,38 @@ async function informer(kc, core, ns) {
   await inf.start();
   try {
     check('the informer lists what exists', await waitUntil(20, () => inf.get('before', ns)));
-    await core.createNamespacedConfigMap({ namespace: ns, body: configMap('after', { inf: 'yes' }) });
-    await core.createNamespacedConfigMap({ namespace: ns, body: configMap('unselected', { inf: 'no' }) });
+    await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: configMap('after', { inf: 'yes' }),
+    });
+    await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: configMap('unselected', { inf: 'no' }),
+    });
     check('the informer sees a create', await waitUntil(20, () => inf.get('after', ns)));
-    await core.patchNamespacedConfigMap({ name: 'after', namespace: ns, body: { data: { n: '1' } } }, mergePatch);
+    await core.patchNamespacedConfigMap(
+      { name: 'after', namespace: ns, body: { data: { n: '1' } } },
+      mergePatch,
+    );
     check(
       'the informer sees an update',
       await waitUntil(20, () => inf.get('after', ns)?.data?.n === '1'),
       JSON.stringify(seen),
     );
     await core.deleteNamespacedConfigMap({ name: 'before', namespace: ns });
-    check('the informer sees a delete', await waitUntil(20, () => !inf.get('before', ns)), JSON.stringify(seen));
-    eq('the informer cache holds the selected objects', inf.list(ns).map((o) => o.metadata.name).sort(), ['after']);
+    check(
+      'the informer sees a delete',
+      await waitUntil(20, () => !inf.get('before', ns)),
+      JSON.stringify(seen),
+    );
+    eq(
+      'the informer cache holds the selected objects',
+      inf
+        .list(ns)
+        .map((o) => o.metadata.name)
+        .sort(),
+      ['after'],
+    );
     eq('the informer handlers ran in order', seen, [
       ['add', 'before'],
       ['add', 'after'],
@@ -341,18 +440,20 @@ async function endpointSlices(discovery, ns) {
     ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
   };
   const created = await discovery.createNamespacedEndpointSlice({ namespace: ns, body });
-  eq('create an EndpointSlice', [created.addressType, created.endpoints.length, created.ports[0].port], [
-    'IPv4',
-    2,
-    8080,
-  ]);
+  eq(
+    'create an EndpointSlice',
+    [created.addressType, created.endpoints.length, created.ports[0].port],
+    ['IPv4', 2, 8080],
+  );
   const list = await discovery.listNamespacedEndpointSlice({
     namespace: ns,
     labelSelector: 'kubernetes.io/service-name=web',
   });
   eq(
-    "list EndpointSlices by service-name and read their endpoints",
-    list.items.map((s) => s.endpoints.map((e) => [e.addresses[0], e.conditions.ready, e.zone ?? null])),
+    'list EndpointSlices by service-name and read their endpoints',
+    list.items.map((s) =>
+      s.endpoints.map((e) => [e.addresses[0], e.conditions.ready, e.zone ?? null]),
+    ),
     [
       [
         ['10.0.0.1', true, 'zone-a'],
@@ -369,7 +470,9 @@ async function endpointSlices(discovery, ns) {
   eq('an invalid address is a 422 Status', [bad?.code, bad?.body?.reason], [422, 'Invalid']);
   check(
     'the 422 names the field',
-    (bad?.body?.details?.causes || []).some((c) => /endpoints\[0\]\.addresses\[0\]/.test(c.field || '')),
+    (bad?.body?.details?.causes || []).some((c) =>
+      /endpoints\[0\]\.addresses\[0\]/.test(c.field || ''),
+    ),
     JSON.stringify(bad?.body),
   );
   await discovery.deleteNamespacedEndpointSlice({ name: 'web-abc', namespace: ns });
@@ -411,11 +514,18 @@ async function crd(kc, ns) {
   });
   const established = await waitUntil(20, async () => {
     const got = await ext.readCustomResourceDefinition({ name: `widgets.${GROUP}` });
-    return (got.status?.conditions || []).some((c) => c.type === 'Established' && c.status === 'True');
+    return (got.status?.conditions || []).some(
+      (c) => c.type === 'Established' && c.status === 'True',
+    );
   });
   check('the CRD becomes Established', established);
   const params = { group: GROUP, version: 'v1', namespace: ns, plural: 'widgets' };
-  const widget = { apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w1' }, spec: { size: 3 } };
+  const widget = {
+    apiVersion: `${GROUP}/v1`,
+    kind: 'Widget',
+    metadata: { name: 'w1' },
+    spec: { size: 3 },
+  };
   // Discovery may lag the Established condition by a moment: retry the first create briefly.
   let created;
   await waitUntil(20, async () => {
@@ -429,20 +539,33 @@ async function crd(kc, ns) {
     { ...params, name: 'w1', body: { status: { phase: 'Ready' }, spec: { size: 99 } } },
     mergePatch,
   );
-  eq('the status subresource writes status only', [withStatus.status, withStatus.spec], [
-    { phase: 'Ready' },
-    { size: 3 },
-  ]);
+  eq(
+    'the status subresource writes status only',
+    [withStatus.status, withStatus.spec],
+    [{ phase: 'Ready' }, { size: 3 }],
+  );
   const main = await custom.patchNamespacedCustomObject(
     { ...params, name: 'w1', body: { spec: { size: 4 }, status: { phase: 'Ignored' } } },
     mergePatch,
   );
-  eq('the main resource ignores status', [main.spec, main.status], [{ size: 4 }, { phase: 'Ready' }]);
+  eq(
+    'the main resource ignores status',
+    [main.spec, main.status],
+    [{ size: 4 }, { phase: 'Ready' }],
+  );
   const list = await custom.listNamespacedCustomObject(params);
-  eq('list custom objects', list.items.map((o) => [o.metadata.name, o.status?.phase]), [['w1', 'Ready']]);
+  eq(
+    'list custom objects',
+    list.items.map((o) => [o.metadata.name, o.status?.phase]),
+    [['w1', 'Ready']],
+  );
   await custom.deleteNamespacedCustomObject({ ...params, name: 'w1' });
   const gone = await apiError(() => custom.getNamespacedCustomObject({ ...params, name: 'w1' }));
-  eq('a deleted custom object is a 404 Status', [gone?.code, gone?.body?.reason], [404, 'NotFound']);
+  eq(
+    'a deleted custom object is a 404 Status',
+    [gone?.code, gone?.body?.reason],
+    [404, 'NotFound'],
+  );
 }
 
 async function leases(kc, ns) {
@@ -461,8 +584,15 @@ async function leases(kc, ns) {
   // MicroTime: the client sends a Date and gets the server's RFC 3339 text with microseconds.
   const millis = (t) => new Date(t).getTime();
   eq('the Lease renewTime round-trips', millis(created.spec.renewTime), now.getTime());
-  const renewed = { ...created, spec: { ...created.spec, renewTime: new Date(now.getTime() + 5000) } };
-  const updated = await coordination.replaceNamespacedLease({ name: 'leader', namespace: ns, body: renewed });
+  const renewed = {
+    ...created,
+    spec: { ...created.spec, renewTime: new Date(now.getTime() + 5000) },
+  };
+  const updated = await coordination.replaceNamespacedLease({
+    name: 'leader',
+    namespace: ns,
+    body: renewed,
+  });
   eq('renew the Lease', millis(updated.spec.renewTime), now.getTime() + 5000);
   const stale = await apiError(() =>
     coordination.replaceNamespacedLease({
@@ -487,20 +617,52 @@ async function statusBodies(core, ns) {
   );
   check(
     'the 422 message names the object and field',
-    (invalid?.body?.message || '').startsWith('ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value'),
+    (invalid?.body?.message || '').startsWith(
+      'ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value',
+    ),
     invalid?.body?.message,
   );
-  eq('the 422 details', [invalid?.body?.details?.name, invalid?.body?.details?.kind, invalid?.body?.details?.causes?.[0]?.field], [
-    'Bad_Name',
-    'ConfigMap',
-    'metadata.name',
-  ]);
+  eq(
+    'the 422 details',
+    [
+      invalid?.body?.details?.name,
+      invalid?.body?.details?.kind,
+      invalid?.body?.details?.causes?.[0]?.field,
+    ],
+    ['Bad_Name', 'ConfigMap', 'metadata.name'],
+  );
   const missingNs = await apiError(() => core.readNamespace({ name: 'no-such-namespace' }));
-  eq('a missing namespace is a 404 Status', [missingNs?.code, missingNs?.body?.reason, missingNs?.body?.message], [
-    404,
-    'NotFound',
-    'namespaces "no-such-namespace" not found',
+  eq(
+    'a missing namespace is a 404 Status',
+    [missingNs?.code, missingNs?.body?.reason, missingNs?.body?.message],
+    [404, 'NotFound', 'namespaces "no-such-namespace" not found'],
+  );
+}
+
+// Why the server serves HTTPS: client-node refuses a plain-HTTP kubeconfig before sending anything.
+async function plainHttpRefused(binary, scratch) {
+  const kubeconfig = path.join(scratch, 'insecure.kubeconfig');
+  const server = await startServer(binary, path.join(scratch, 'insecure.data'), kubeconfig, [
+    '--insecure-http',
   ]);
+  try {
+    check('--insecure-http serves http', server.url.startsWith('http://'), server.url);
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(kubeconfig);
+    let refused;
+    try {
+      await kc.makeApiClient(k8s.CoreV1Api).listNamespace();
+    } catch (error) {
+      refused = String(error?.message || error);
+    }
+    check(
+      'client-node refuses the plain-HTTP kubeconfig',
+      /HTTP protocol is not allowed/.test(refused || ''),
+      refused,
+    );
+  } finally {
+    eq('the --insecure-http server stops cleanly (exit 0)', await stopServer(server.child), 0);
+  }
 }
 
 // --- main ----------------------------------------------------------------------------------------
@@ -518,17 +680,24 @@ async function main() {
     const kc = new k8s.KubeConfig();
     kc.loadFromFile(kubeconfig);
     const cluster = kc.getCurrentCluster();
-    eq('the kubeconfig is loaded as written', [cluster?.server, cluster?.skipTLSVerify ?? false], [
-      server.url,
-      false,
-    ]);
+    eq(
+      'the kubeconfig is loaded as written',
+      [cluster?.server, cluster?.skipTLSVerify ?? false],
+      [server.url, false],
+    );
     check('its server is https', server.url.startsWith('https://'), server.url);
     check('it carries the CA', Boolean(cluster?.caData), JSON.stringify(cluster));
     const core = kc.makeApiClient(k8s.CoreV1Api);
     const version = await kc.makeApiClient(k8s.VersionApi).getCode();
-    check('VersionApi.getCode over HTTPS', version.gitVersion.startsWith('v1.'), JSON.stringify(version));
+    check(
+      'VersionApi.getCode over HTTPS',
+      version.gitVersion.startsWith('v1.'),
+      JSON.stringify(version),
+    );
     const ns = 'client-node';
-    await core.createNamespace({ body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
+    await core.createNamespace({
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } },
+    });
     await run('CRUD, selectors and 409', () => crud(core, ns));
     await run('merge and strategic merge patches', () => patches(core, ns));
     await run('Watch', () => watchEvents(kc, core, ns));
@@ -538,8 +707,14 @@ async function main() {
     await run('Leases', () => leases(kc, ns));
     await run('404 and 422 Status bodies', () => statusBodies(core, ns));
     eq('SIGTERM stops the server cleanly (exit 0)', await stopServer(server.child), 0);
+    await run('plain HTTP', () => plainHttpRefused(path.resolve(binary), scratch));
   } catch (error) {
-    fail('setup: raised', ...String(error?.stack || error).split('\n').slice(0, 12));
+    fail(
+      'setup: raised',
+      ...String(error?.stack || error)
+        .split('\n')
+        .slice(0, 12),
+    );
   } finally {
     if (server && server.child.exitCode === null) server.child.kill('SIGKILL');
     if (failed === 0 && !process.env.E2E_KEEP) fs.rmSync(scratch, { recursive: true, force: true });
