@@ -3,7 +3,8 @@
 # "Dependencies", says why each is there). Idempotent: when everything is installed it only runs one
 # dpkg-query and exits. Works on a fresh machine whose apt lists were never downloaded: `apt-get
 # update` runs only when a missing package has no install candidate, or when an install from the
-# present lists fails. Needs root; uses sudo when run as another user.
+# present lists fails. Needs root; uses sudo when run as another user. Then installs the end-to-end
+# tests' JavaScript client from the npm registry (scripts/install-js-deps.sh; a no-op when current).
 #
 # Usage: scripts/install-deps.sh [EXTRA_PACKAGE ...]
 #   e.g. scripts/install-deps.sh clang-14     # also the compiler of the `clang` preset
@@ -36,9 +37,13 @@ missing_packages() {
   done
 }
 
+# The JavaScript client of the end-to-end tests, from the npm registry (not a Debian package).
+js_deps() { "$(dirname "${BASH_SOURCE[0]}")/install-js-deps.sh"; }
+
 mapfile -t missing < <(missing_packages)
 if ((${#missing[@]} == 0)); then
   log "all ${#packages[@]} packages are installed"
+  js_deps
   exit 0
 fi
 log "missing: ${missing[*]}"
@@ -93,3 +98,4 @@ if ((${#missing[@]} != 0)); then
   exit 1
 fi
 log "installed; all ${#packages[@]} packages present"
+js_deps

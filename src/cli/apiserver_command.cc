@@ -1,5 +1,6 @@
 #include "cli/apiserver_command.h"
 
+#include <filesystem>
 #include <memory>
 #include <ostream>
 
@@ -10,6 +11,25 @@
 #include "cli/command.h"
 
 namespace slicewright::cli {
+
+Status ApplyTransportFlags(bool insecure_http, apiserver::ServeOptions& serve) {
+  if (!insecure_http) {
+    if (serve.tls_cert_dir.empty()) {
+      serve.tls_cert_dir = (std::filesystem::path(serve.data_dir) / "tls").string();
+    }
+    return Status::Ok();
+  }
+  if (!serve.tls_cert_dir.empty()) {
+    return InvalidError("--insecure-http and --tls-cert-dir: choose one (plain HTTP or HTTPS)");
+  }
+  SW_ASSIGN_OR_RETURN(auto address, apiserver::ParseListenAddress(serve.listen));
+  if (!apiserver::IsLoopbackAddress(address.first)) {
+    // Plain HTTP off loopback would send the bearer token and every object in clear text.
+    return InvalidError("--insecure-http: refusing plain HTTP on the non-loopback address " +
+                        serve.listen + " (drop --insecure-http to serve HTTPS)");
+  }
+  return Status::Ok();
+}
 
 int RunApiServerCommand(const ApiServerCommandOptions& options, std::ostream& out,
                         std::ostream& err) {
@@ -29,6 +49,11 @@ int RunApiServerCommand(const ApiServerCommandOptions& options, std::ostream& ou
   serve.kubeconfig_path = options.write_kubeconfig;
   serve.history_events = options.history_events;
   serve.io_threads = options.io_threads;
+  if (const Status transport = ApplyTransportFlags(options.insecure_http, serve); !transport.ok()) {
+    err << "slicewright apiserver: " << transport.ToString() << "\n";
+    return 1;
+  }
+  const std::string tls_cert_dir = serve.tls_cert_dir;
   Result<std::unique_ptr<apiserver::RunningApiServer>> server =
       apiserver::RunningApiServer::Start(std::move(serve));
   if (!server.ok()) {
@@ -36,6 +61,10 @@ int RunApiServerCommand(const ApiServerCommandOptions& options, std::ostream& ou
     return 1;
   }
   out << "slicewright apiserver: serving on " << (*server)->url() << "\n";
+  if (!options.insecure_http) {
+    out << "slicewright apiserver: CA certificate "
+        << (std::filesystem::path(tls_cert_dir) / "ca.crt").string() << "\n";
+  }
   if (!options.write_kubeconfig.empty()) {
     out << "slicewright apiserver: kubeconfig written to " << options.write_kubeconfig
         << "; try: kubectl --kubeconfig " << options.write_kubeconfig << " get namespaces\n";
@@ -64,8 +93,12 @@ CommandSpec ApiServerCommand() {
        .target = &options->token,
        .show_default = false},
       {.names = "--tls-cert-dir",
-       .help = "Serve HTTPS with a CA and serving certificate kept in this directory",
+       .help = "Keep the CA and serving certificate of HTTPS here (default: DATA_DIR/tls)",
        .target = &options->tls_cert_dir,
+       .show_default = false},
+      {.names = "--insecure-http",
+       .help = "Serve plain HTTP instead of HTTPS (loopback addresses only)",
+       .target = &options->insecure_http,
        .show_default = false},
       {.names = "--write-kubeconfig",
        .help = "Write a kubeconfig for this server to FILE",

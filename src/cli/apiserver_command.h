@@ -6,17 +6,29 @@
 #include <iosfwd>
 #include <string>
 
+#include "slicewright/base/status.h"
+
+#include "apiserver/rest/serve.h"
+
 namespace slicewright::cli {
 
 struct ApiServerCommandOptions {
   std::string listen = "127.0.0.1:6443";
   std::string data_dir = "./.slicewright";
   std::string token;
-  std::string tls_cert_dir;
+  std::string tls_cert_dir;  // "": DATA_DIR/tls
+  bool insecure_http = false;
   std::string write_kubeconfig;
   std::int64_t history_events = 100000;
   int io_threads = 0;  // 0: one per core
 };
+
+// The transport of `slicewright apiserver` and `slicewright dev`, as on a real cluster: HTTPS,
+// with a CA and serving certificate kept in `serve.tls_cert_dir` (default DATA_DIR/tls, reused
+// across restarts so a written kubeconfig stays valid). `insecure_http` serves plain HTTP instead,
+// and only on a loopback address. kInvalid naming the flags: --insecure-http with a non-loopback
+// --listen or with --tls-cert-dir; a malformed --listen.
+Status ApplyTransportFlags(bool insecure_http, apiserver::ServeOptions& serve);
 
 // Blocks SIGTERM and SIGINT, serves until one arrives, then shuts down cleanly. Returns the exit
 // code: 0 after a clean shutdown, 1 when the server could not start (the error on `err`).

@@ -17,6 +17,7 @@
 #include "slicewright/client/transport.h"
 
 #include "apiserver/rest/serve.h"
+#include "cli/apiserver_command.h"
 #include "cli/command.h"
 #include "cli/controller_manager_command.h"
 #include "controllers/manager/manager.h"
@@ -50,6 +51,10 @@ int RunDevCommand(const DevCommandOptions& options, std::ostream& out, std::ostr
   serve.listen = "127.0.0.1:" + std::to_string(options.port);
   serve.data_dir = options.data_dir;
   serve.kubeconfig_path = kubeconfig;
+  if (const Status transport = ApplyTransportFlags(options.insecure_http, serve); !transport.ok()) {
+    err << "slicewright dev: " << transport.ToString() << "\n";
+    return 1;
+  }
   Result<std::unique_ptr<apiserver::RunningApiServer>> server =
       apiserver::RunningApiServer::Start(std::move(serve));
   if (!server.ok()) {
@@ -58,9 +63,12 @@ int RunDevCommand(const DevCommandOptions& options, std::ostream& out, std::ostr
   }
 
   client::RestConfig config;
-  config.server.scheme = "http";
+  // The controllers reach the server as any client does: over HTTPS, verifying it with the CA.
+  config.server.scheme = options.insecure_http ? "http" : "https";
   config.server.host = "127.0.0.1";
   config.server.port = (*server)->port();
+  config.tls.ca_pem = (*server)->ca_certificate_pem();
+  config.tls.ca_source = "inline";
   client::TransportOptions transport_options;
   transport_options.user_agent = "slicewright-dev";
   Result<std::unique_ptr<client::Transport>> transport =
@@ -152,6 +160,10 @@ CommandSpec DevCommand() {
       {.names = "--pod-ready-delay",
        .help = "How long a new pod takes to become Ready (Go duration)",
        .target = &options->ready_delay},
+      {.names = "--insecure-http",
+       .help = "Serve plain HTTP, not HTTPS with a CA kept in DATA_DIR/tls",
+       .target = &options->insecure_http,
+       .show_default = false},
       {.names = "-v,--v", .help = "Log verbosity (klog levels)", .target = &options->verbosity},
   };
   spec.run = [options](const CommandContext& io) {

@@ -1,7 +1,8 @@
 // `slicewright dev`: everything on one machine for development and demos: the embedded API server
 // (SQLite under --data-dir), every endpoint controller (no leader election), and the pod simulator
-// that schedules pods onto simulated Nodes, gives them IPs and makes them Ready. Writes
-// DIR/kubeconfig and prints the kubectl command to use; runs until SIGTERM or SIGINT.
+// that schedules pods onto simulated Nodes, gives them IPs and makes them Ready. Serves HTTPS with
+// a CA kept in DIR/tls, writes DIR/kubeconfig (carrying that CA) and prints the kubectl command to
+// use; runs until SIGTERM or SIGINT.
 #pragma once
 
 #include <iosfwd>
@@ -14,6 +15,7 @@ struct DevCommandOptions {
   int port = 6443;                          // --port (0 picks a free one)
   int nodes = 3;                            // --nodes
   std::string ready_delay = "1s";           // --pod-ready-delay (Go duration)
+  bool insecure_http = false;               // --insecure-http (else HTTPS, DATA_DIR/tls)
   int verbosity = 0;                        // -v
 };
 

@@ -2,14 +2,17 @@
 # End-to-end: bad input against `slicewright apiserver` with curl. Malformed JSON, wrong kinds,
 # bodies over 3 MiB, invalid names, unknown resources and methods, deeply nested JSON, non-UTF-8
 # bodies: each gets the right HTTP code and a Kubernetes Status, and the server stays healthy.
-# Also the bearer token (401), TLS through kubectl and the written kubeconfig, and the refusal to
-# serve a non-loopback address without a token.
+# Also the bearer token (401), HTTPS by default (the CA in DATA_DIR/tls, kept across restarts),
+# --tls-cert-dir through kubectl and the written kubeconfig, plain HTTP only with --insecure-http
+# on loopback, and the refusal to serve a non-loopback address without a token.
 # Usage: bad_input_test.sh PATH/TO/slicewright
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 start_server plain || exit 1
 URL=$SERVER_URL
+expect_eq "the server serves HTTPS by default" "${URL%%://*}" https
+PLAIN_CA=$(cat "$SERVER_CA" 2>/dev/null)
 CM=$URL/api/v1/namespaces/default/configmaps
 JSON=(-H 'Content-Type: application/json')
 
@@ -210,15 +213,38 @@ EOF
 else
   echo "(kubectl is not on PATH: its TLS checks skipped)"
 fi
-answer=$(http GET "$SERVER_URL/healthz" --cacert "$E2E_TMP/certs/ca.crt" -H 'Authorization: Bearer tls-token')
-expect_eq "curl verifies the server against the generated CA" "$answer" "200 ok"
+expect_eq "--tls-cert-dir holds the CA" "$SERVER_CA" "$E2E_TMP/certs/ca.crt"
 answer=$(http GET "$SERVER_URL/healthz" -H 'Authorization: Bearer tls-token')
+expect_eq "curl verifies the server against the generated CA" "$answer" "200 ok"
+answer=$(SERVER_CA= http GET "$SERVER_URL/healthz" -H 'Authorization: Bearer tls-token')
 expect_eq "a client without the CA cannot verify the server" "${answer%% *}" "curl-failed:60"
 answer=$(http GET "http://127.0.0.1:$SERVER_PORT/healthz")
 expect_eq "plain HTTP to the TLS port gets no answer" "${answer%% *}" "curl-failed:52"
-expect_status "TLS without a token" "$(http GET "$SERVER_URL/api/v1/namespaces" --cacert "$E2E_TMP/certs/ca.crt")" \
+expect_status "TLS without a token" "$(http GET "$SERVER_URL/api/v1/namespaces")" \
   401 Unauthorized "Unauthorized"
 stop_server "$SERVER_PID"
+
+# --- HTTPS by default: the CA is kept across restarts; plain HTTP only when asked, on loopback --
+start_server plain --data-dir "$E2E_TMP/plain.data" || exit 1
+expect_eq "a restart on the same data dir keeps the CA" "$(cat "$SERVER_CA")" "$PLAIN_CA"
+expect_eq "the restarted server verifies against it" "$(http GET "$SERVER_URL/healthz")" "200 ok"
+answer=$(http GET "$SERVER_URL/api/v1/namespaces/default/configmaps/after")
+expect_eq "the restarted server kept its objects" "${answer%% *}" 200
+stop_server "$SERVER_PID"
+start_server insecure --insecure-http || exit 1
+expect_eq "--insecure-http serves plain HTTP" "${SERVER_URL%%://*}" http
+expect_eq "--insecure-http answers without TLS" "$(http GET "$SERVER_URL/healthz")" "200 ok"
+expect_eq "--insecure-http writes no certificates" "$(ls -d "$E2E_TMP/insecure.data/tls" 2>&1 >/dev/null | grep -c 'No such file')" 1
+stop_server "$SERVER_PID"
+rc=0
+out=$("$SW_BIN" apiserver --listen 0.0.0.0:0 --token t --insecure-http --data-dir "$E2E_TMP/open.data" 2>&1) || rc=$?
+expect_eq "--insecure-http off loopback exits 1" "$rc" 1
+expect_contains "--insecure-http off loopback says why" "$out" \
+  "--insecure-http: refusing plain HTTP on the non-loopback address 0.0.0.0:0"
+rc=0
+out=$("$SW_BIN" apiserver --insecure-http --tls-cert-dir "$E2E_TMP/certs" --data-dir "$E2E_TMP/open.data" 2>&1) || rc=$?
+expect_eq "--insecure-http with --tls-cert-dir exits 1" "$rc" 1
+expect_contains "--insecure-http with --tls-cert-dir says why" "$out" "--insecure-http and --tls-cert-dir"
 
 # --- a non-loopback address needs a token -------------------------------------------------------
 rc=0

@@ -76,6 +76,7 @@ def main():
                     break
                 buffer += chunk
         checks.check("prints the kubeconfig", b"kubeconfig written" in buffer, buffer)
+        checks.check("serves HTTPS", b"API server on https://127.0.0.1:" in buffer, buffer)
         answered = wait_until(10, lambda: kubectl("get", "namespaces", check=False).returncode == 0)
         elapsed = time.monotonic() - started
         checks.check("kubectl answers within %.0f s" % READY_LIMIT,

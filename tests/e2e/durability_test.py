@@ -51,9 +51,9 @@ RESOURCES = {
 class Writer(threading.Thread):
     """Creates objects and patches earlier ones until stopped or the server goes away."""
 
-    def __init__(self, port, index, round_number, acked, lock):
+    def __init__(self, server, index, round_number, acked, lock):
         super().__init__(daemon=True)
-        self.port = port
+        self.server = server
         self.index = index
         self.round = round_number
         self.resource = "configmaps" if index % 2 == 0 else "endpointslices"
@@ -73,7 +73,7 @@ class Writer(threading.Thread):
 
     def run(self):
         path, make = RESOURCES[self.resource]
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=20 * SLOW)
+        conn = self.server.connection(timeout=20 * SLOW)
         names = []
         seq = 0
         while not self.stop:
@@ -107,8 +107,8 @@ class Writer(threading.Thread):
             self.count += 1
 
 
-def get_json(port, path):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=20 * SLOW)
+def get_json(server, path):
+    conn = server.connection(timeout=20 * SLOW)
     conn.request("GET", path, headers={"Accept": "application/json"})
     response = conn.getresponse()
     data = response.read()
@@ -118,8 +118,8 @@ def get_json(port, path):
     return json.loads(data)
 
 
-def post_json(port, path, body):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=20 * SLOW)
+def post_json(server, path, body):
+    conn = server.connection(timeout=20 * SLOW)
     conn.request("POST", path, body=json.dumps(body), headers={"Content-Type": "application/json"})
     response = conn.getresponse()
     data = response.read()
@@ -130,7 +130,7 @@ def post_json(port, path, body):
 
 
 def one_round(server, round_number, acked, lock):
-    writers = [Writer(server.port, i, round_number, acked, lock) for i in range(WRITERS)]
+    writers = [Writer(server, i, round_number, acked, lock) for i in range(WRITERS)]
     start_count = len(acked)
     started = time.monotonic()
     for w in writers:
@@ -168,7 +168,7 @@ def one_round(server, round_number, acked, lock):
     stored = {}
     list_rvs = []
     for resource, (path, _) in RESOURCES.items():
-        listed = get_json(server.port, path)
+        listed = get_json(server, path)
         list_rvs.append(int(listed["metadata"]["resourceVersion"]))
         for item in listed["items"]:
             stored[(resource, item["metadata"]["name"])] = (
@@ -182,7 +182,7 @@ def one_round(server, round_number, acked, lock):
                  % round_number, not older, *["%r acked %r stored %r" % o for o in older[:10]])
     checks.check("round %d: the list's resourceVersion (%s) is at least the last acknowledged (%d)"
                  % (round_number, list_rvs, max_acked), min(list_rvs) >= max_acked)
-    created = post_json(server.port, RESOURCES["configmaps"][0],
+    created = post_json(server, RESOURCES["configmaps"][0],
                         {"apiVersion": "v1", "kind": "ConfigMap",
                          "metadata": {"name": "after-restart-%d" % round_number,
                                       "labels": {"seq": "0"}}})
@@ -205,7 +205,7 @@ def main():
         for round_number in range(1, ROUNDS + 1):
             checks.run("round %d" % round_number,
                        lambda r=round_number: one_round(server, r, acked, lock))
-        health = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10 * SLOW)
+        health = server.connection(timeout=10 * SLOW)
         health.request("GET", "/healthz")
         checks.eq("healthz after the rounds", health.getresponse().read(), b"ok")
         checks.eq("SIGTERM stops the server cleanly (exit 0)", server.stop(), 0)

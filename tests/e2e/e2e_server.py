@@ -2,10 +2,12 @@
 checks, and poll conditions with deadlines. Run with /usr/bin/python3 (Debian's, which has
 python3-kubernetes); the tests take the slicewright binary as their first argument."""
 
+import http.client
 import os
 import select
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -69,7 +71,9 @@ def wait_until(seconds, condition, interval=0.02):
 
 
 class Server:
-    """One `slicewright apiserver` process. start() waits for its "serving on" line."""
+    """One `slicewright apiserver` process. start() waits for its "serving on" line. It serves
+    HTTPS with the CA in DATA_DIR/tls (unless extra_args has --insecure-http); connection() opens
+    a connection that verifies it."""
 
     def __init__(self, binary, data_dir, extra_args=()):
         self.binary = binary
@@ -114,6 +118,20 @@ class Server:
                     # Keep draining stdout so the server never blocks on a full pipe.
                     self._drain()
                     return self
+
+    @property
+    def ca_file(self):
+        """The CA that signed the serving certificate (DATA_DIR/tls/ca.crt)."""
+        return os.path.join(self.data_dir, "tls", "ca.crt")
+
+    def connection(self, timeout):
+        """An http.client connection to the server: HTTPS verified against ca_file, or plain
+        HTTP for an --insecure-http server."""
+        if self.url.startswith("https://"):
+            context = ssl.create_default_context(cafile=self.ca_file)
+            return http.client.HTTPSConnection("127.0.0.1", self.port, timeout=timeout,
+                                               context=context)
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
 
     def _drain(self):
         import threading

@@ -31,6 +31,19 @@ k() {
 kq() {
   timeout $((60 * E2E_SLOW)) kubectl --request-timeout=$((30 * E2E_SLOW))s "$@" 2>"$E2E_TMP/kq.err"
 }
+
+# --- the written kubeconfig, unchanged: HTTPS verified against its CA ----------------------------
+expect_eq "the kubeconfig's server is the https URL" \
+  "$(py_json 'd["clusters"][0]["cluster"]["server"]' <"$KUBECONFIG")" "$SERVER_URL"
+expect_eq "the kubeconfig carries the CA and a client certificate, and skips no verification" \
+  "$(py_json '[sorted(d["clusters"][0]["cluster"]), sorted(d["users"][0]["user"])]' <"$KUBECONFIG")" \
+  '[["certificate-authority-data", "server"], ["client-certificate-data", "client-key-data"]]'
+# No stdin: a user without credentials would make kubectl prompt for a username on HTTPS.
+expect_eq "kubectl works with it, without prompting" \
+  "$(k get namespaces -o name </dev/null)" "namespace/default
+namespace/kube-node-lease
+namespace/kube-public
+namespace/kube-system"
 M=$E2E_TMP/manifests
 mkdir -p "$M"
 

@@ -115,14 +115,22 @@ print(v if isinstance(v, str) else json.dumps(v))' "$1"
 
 # start_server NAME [FLAG...]: starts `slicewright apiserver --listen 127.0.0.1:0` (unless FLAG has
 # --listen) with --data-dir $E2E_TMP/NAME.data (unless given), waits for its "serving on" line and
-# sets SERVER_PID, SERVER_URL and SERVER_PORT. Returns 1 (after printing its output) if it does not
-# come up within the deadline.
+# sets SERVER_PID, SERVER_URL, SERVER_PORT and SERVER_CA (the CA file that `http` gives curl for an
+# https URL: DATA_DIR/tls/ca.crt or --tls-cert-dir's; empty for --insecure-http). Returns 1
+# (after printing its output) if it does not come up within the deadline.
 start_server() {
   local name=$1
   shift
   local args=("$@")
   [[ " ${args[*]} " == *" --listen "* ]] || args=(--listen 127.0.0.1:0 "${args[@]}")
   [[ " ${args[*]} " == *" --data-dir "* ]] || args+=(--data-dir "$E2E_TMP/$name.data")
+  local i cert_dir=
+  for ((i = 0; i + 1 < ${#args[@]}; i++)); do
+    case ${args[i]} in
+      --data-dir) [[ -n $cert_dir ]] || cert_dir=${args[i + 1]}/tls ;;
+      --tls-cert-dir) cert_dir=${args[i + 1]} ;;
+    esac
+  done
   local out=$E2E_TMP/$name.out
   : >"$out"
   "$SW_BIN" apiserver "${args[@]}" >"$out" 2>"$E2E_TMP/$name.err" &
@@ -134,6 +142,8 @@ start_server() {
     if [[ -n $line ]]; then
       SERVER_URL=$line
       SERVER_PORT=${line##*:}
+      SERVER_CA=
+      [[ $line != https://* ]] || SERVER_CA=$cert_dir/ca.crt
       return 0
     fi
     if ! kill -0 "$SERVER_PID" 2>/dev/null || ((SECONDS - start >= limit)); then
@@ -162,12 +172,14 @@ stop_server() {
   return "$rc"
 }
 
-# http METHOD URL [CURL_ARG...]: prints "CODE BODY" (the status code, a space, the body).
+# http METHOD URL [CURL_ARG...]: prints "CODE BODY" (the status code, a space, the body). An https
+# URL is verified against $SERVER_CA (`SERVER_CA= http ...` to call without it).
 http() {
   local method=$1 url=$2
   shift 2
-  local body_file=$E2E_TMP/http.body code
-  code=$(curl -sS -m $((20 * E2E_SLOW)) -o "$body_file" -w '%{http_code}' -X "$method" "$@" "$url" \
+  local body_file=$E2E_TMP/http.body code ca=()
+  [[ $url != https://* || -z ${SERVER_CA:-} ]] || ca=(--cacert "$SERVER_CA")
+  code=$(curl -sS "${ca[@]}" -m $((20 * E2E_SLOW)) -o "$body_file" -w '%{http_code}' -X "$method" "$@" "$url" \
     2>"$E2E_TMP/http.err") || code="curl-failed:$?"
   printf '%s %s' "$code" "$(cat "$body_file" 2>/dev/null)"
 }

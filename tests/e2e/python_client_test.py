@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""End-to-end: Debian's python3-kubernetes against `slicewright apiserver`.
+"""End-to-end: Debian's python3-kubernetes against `slicewright apiserver` (HTTPS, through the
+kubeconfig it writes, unchanged).
 
 CoreV1Api and DiscoveryV1Api create/list/patch/delete; EventsV1Api and CoreV1Api share Events;
 watch.Watch().stream from a list's
@@ -329,6 +330,11 @@ def main():
     try:
         server.start()
         api = api_client(kubeconfig)
+        # The kubeconfig exactly as the server wrote it: HTTPS, verified against its CA.
+        checks.eq("the kubeconfig's server is https", api.configuration.host, server.url)
+        checks.check("the client verifies the server's certificate",
+                     api.configuration.verify_ssl and api.configuration.ssl_ca_cert,
+                     api.configuration.verify_ssl, api.configuration.ssl_ca_cert)
         core = client.CoreV1Api(api)
         discovery = client.DiscoveryV1Api(api)
         version = client.VersionApi(api).get_code()

@@ -39,6 +39,13 @@ constexpr long kBackdateSeconds = 60L * 60;             // NOLINT(google-runtime
 constexpr std::time_t kMinRemainingSeconds = std::time_t{24} * 60 * 60;  // renew within a day
 constexpr const char* kCaCommonName = "slicewright-ca";
 constexpr const char* kServerCommonName = "slicewright-apiserver";
+// The kubeconfig user's identity, named as kubeadm names its admin (the group kube-apiserver maps
+// to cluster-admin).
+constexpr const char* kClientCommonName = "slicewright-admin";
+constexpr const char* kClientOrganization = "system:masters";
+
+// What a certificate is for: the CA is self-signed, the others are signed by it.
+enum class CertKind { kCa, kServer, kClient };
 
 struct OpenSslFree {
   void operator()(X509* p) const { X509_free(p); }
@@ -217,11 +224,16 @@ bool UsableCa(const KeyPair& ca) {
   return X509_check_ca(ca.cert.get()) >= 1 && NotExpiringSoon(ca.cert.get());
 }
 
-bool UsableServer(const KeyPair& server, const KeyPair& ca, const std::vector<std::string>& hosts) {
-  if (X509_check_issued(ca.cert.get(), server.cert.get()) != X509_V_OK) return false;
-  bool signed_by_ca = X509_verify(server.cert.get(), ca.key.get()) == 1;
+// Issued and signed by `ca`, and not about to expire.
+bool SignedBy(const KeyPair& leaf, const KeyPair& ca) {
+  if (X509_check_issued(ca.cert.get(), leaf.cert.get()) != X509_V_OK) return false;
+  bool signed_by_ca = X509_verify(leaf.cert.get(), ca.key.get()) == 1;
   ERR_clear_error();
-  if (!signed_by_ca || !NotExpiringSoon(server.cert.get())) return false;
+  return signed_by_ca && NotExpiringSoon(leaf.cert.get());
+}
+
+bool UsableServer(const KeyPair& server, const KeyPair& ca, const std::vector<std::string>& hosts) {
+  if (!SignedBy(server, ca)) return false;
   return std::all_of(hosts.begin(), hosts.end(),
                      [&](const std::string& host) { return CoversHost(server.cert.get(), host); });
 }
@@ -274,9 +286,10 @@ Status AddSubjectAltNames(X509* cert, const std::vector<std::string>& hosts) {
   return Status::Ok();
 }
 
-// Issues a certificate for `key` named `common_name`; self-signed when `issuer` is null.
-Result<X509Ptr> IssueCertificate(EVP_PKEY* key, const char* common_name, const KeyPair* issuer,
-                                 const std::vector<std::string>& hosts) {
+// Issues a certificate of `kind` for `key` named `common_name`; self-signed when `issuer` is null
+// (kCa).
+Result<X509Ptr> IssueCertificate(CertKind kind, EVP_PKEY* key, const char* common_name,
+                                 const KeyPair* issuer, const std::vector<std::string>& hosts) {
   X509Ptr cert(X509_new());
   std::unique_ptr<BIGNUM, OpenSslFree> serial(BN_new());
   if (!cert || !serial || X509_set_version(cert.get(), 2) != 1 ||
@@ -293,6 +306,12 @@ Result<X509Ptr> IssueCertificate(EVP_PKEY* key, const char* common_name, const K
                                  0) != 1) {
     return OpenSslFailure("building certificate subject");
   }
+  if (kind == CertKind::kClient &&
+      X509_NAME_add_entry_by_txt(subject, "O", MBSTRING_ASC,
+                                 reinterpret_cast<const unsigned char*>(kClientOrganization), -1,
+                                 -1, 0) != 1) {
+    return OpenSslFailure("building certificate subject");
+  }
   X509* issuer_cert = issuer != nullptr ? issuer->cert.get() : cert.get();
   EVP_PKEY* signing_key = issuer != nullptr ? issuer->key.get() : key;
   if (X509_set_issuer_name(cert.get(), X509_get_subject_name(issuer_cert)) != 1) {
@@ -301,7 +320,7 @@ Result<X509Ptr> IssueCertificate(EVP_PKEY* key, const char* common_name, const K
   X509V3_CTX ctx;
   X509V3_set_ctx_nodb(&ctx);
   X509V3_set_ctx(&ctx, issuer_cert, cert.get(), nullptr, nullptr, 0);
-  if (issuer == nullptr) {
+  if (kind == CertKind::kCa) {
     SW_RETURN_IF_ERROR(AddExtension(cert.get(), &ctx, NID_basic_constraints, "critical,CA:TRUE"));
     SW_RETURN_IF_ERROR(AddExtension(cert.get(), &ctx, NID_key_usage,
                                     "critical,digitalSignature,keyCertSign,cRLSign"));
@@ -309,11 +328,12 @@ Result<X509Ptr> IssueCertificate(EVP_PKEY* key, const char* common_name, const K
   } else {
     SW_RETURN_IF_ERROR(AddExtension(cert.get(), &ctx, NID_basic_constraints, "critical,CA:FALSE"));
     SW_RETURN_IF_ERROR(AddExtension(cert.get(), &ctx, NID_key_usage, "critical,digitalSignature"));
-    SW_RETURN_IF_ERROR(AddExtension(cert.get(), &ctx, NID_ext_key_usage, "serverAuth"));
+    SW_RETURN_IF_ERROR(AddExtension(cert.get(), &ctx, NID_ext_key_usage,
+                                    kind == CertKind::kServer ? "serverAuth" : "clientAuth"));
     SW_RETURN_IF_ERROR(AddExtension(cert.get(), &ctx, NID_subject_key_identifier, "hash"));
     SW_RETURN_IF_ERROR(
         AddExtension(cert.get(), &ctx, NID_authority_key_identifier, "keyid:always"));
-    SW_RETURN_IF_ERROR(AddSubjectAltNames(cert.get(), hosts));
+    if (kind == CertKind::kServer) SW_RETURN_IF_ERROR(AddSubjectAltNames(cert.get(), hosts));
   }
   if (X509_sign(cert.get(), signing_key, EVP_sha256()) <= 0) {
     return OpenSslFailure("signing certificate");
@@ -327,12 +347,12 @@ struct PemPair {
 };
 
 // Generates a key and certificate and writes them (key first, 0600) to the given paths.
-Result<PemPair> GenerateAndWrite(const char* common_name, const KeyPair* issuer,
+Result<PemPair> GenerateAndWrite(CertKind kind, const char* common_name, const KeyPair* issuer,
                                  const std::vector<std::string>& hosts,
                                  const std::string& cert_path, const std::string& key_path,
                                  KeyPair* generated) {
   SW_ASSIGN_OR_RETURN(KeyPtr key, GenerateKey());
-  SW_ASSIGN_OR_RETURN(X509Ptr cert, IssueCertificate(key.get(), common_name, issuer, hosts));
+  SW_ASSIGN_OR_RETURN(X509Ptr cert, IssueCertificate(kind, key.get(), common_name, issuer, hosts));
   PemPair pem;
   SW_ASSIGN_OR_RETURN(pem.key, KeyPem(key.get()));
   SW_ASSIGN_OR_RETURN(pem.cert, CertificatePem(cert.get()));
@@ -392,32 +412,54 @@ Result<GeneratedTls> EnsureCertificates(const std::string& dir,
   const std::string ca_key_path = (base / "ca.key").string();
   const std::string server_crt_path = (base / "server.crt").string();
   const std::string server_key_path = (base / "server.key").string();
+  const std::string client_crt_path = (base / "client.crt").string();
+  const std::string client_key_path = (base / "client.key").string();
 
   SW_ASSIGN_OR_RETURN(std::optional<std::string> ca_crt, ReadIfExists(ca_crt_path));
   SW_ASSIGN_OR_RETURN(std::optional<std::string> ca_key, ReadIfExists(ca_key_path));
   SW_ASSIGN_OR_RETURN(std::optional<std::string> server_crt, ReadIfExists(server_crt_path));
   SW_ASSIGN_OR_RETURN(std::optional<std::string> server_key, ReadIfExists(server_key_path));
+  SW_ASSIGN_OR_RETURN(std::optional<std::string> client_crt, ReadIfExists(client_crt_path));
+  SW_ASSIGN_OR_RETURN(std::optional<std::string> client_key, ReadIfExists(client_key_path));
 
   std::optional<KeyPair> ca = ParsePair(ca_crt, ca_key);
   if (ca && !UsableCa(*ca)) ca.reset();
+  bool reuse_server = false;
+  bool reuse_client = false;
   if (ca) {
     std::optional<KeyPair> server = ParsePair(server_crt, server_key);
-    if (server && UsableServer(*server, *ca, all_hosts)) {
-      return GeneratedTls{TlsMaterial{std::move(*server_crt), std::move(*server_key)},
-                          std::move(*ca_crt), ca_crt_path};
-    }
+    reuse_server = server && UsableServer(*server, *ca, all_hosts);
+    std::optional<KeyPair> client = ParsePair(client_crt, client_key);
+    reuse_client = client && SignedBy(*client, *ca);
   } else {
     KeyPair generated;
-    SW_ASSIGN_OR_RETURN(PemPair ca_pem, GenerateAndWrite(kCaCommonName, nullptr, {}, ca_crt_path,
-                                                         ca_key_path, &generated));
+    SW_ASSIGN_OR_RETURN(PemPair ca_pem, GenerateAndWrite(CertKind::kCa, kCaCommonName, nullptr, {},
+                                                         ca_crt_path, ca_key_path, &generated));
     ca = std::move(generated);
     ca_crt = std::move(ca_pem.cert);
   }
-  SW_ASSIGN_OR_RETURN(PemPair server_pem,
-                      GenerateAndWrite(kServerCommonName, &*ca, all_hosts, server_crt_path,
-                                       server_key_path, nullptr));
-  return GeneratedTls{TlsMaterial{std::move(server_pem.cert), std::move(server_pem.key)},
-                      std::move(*ca_crt), ca_crt_path};
+  GeneratedTls tls;
+  if (reuse_server) {
+    tls.server = TlsMaterial{std::move(*server_crt), std::move(*server_key)};
+  } else {
+    SW_ASSIGN_OR_RETURN(PemPair server_pem,
+                        GenerateAndWrite(CertKind::kServer, kServerCommonName, &*ca, all_hosts,
+                                         server_crt_path, server_key_path, nullptr));
+    tls.server = TlsMaterial{std::move(server_pem.cert), std::move(server_pem.key)};
+  }
+  if (reuse_client) {
+    tls.client_certificate_pem = std::move(*client_crt);
+    tls.client_key_pem = std::move(*client_key);
+  } else {
+    SW_ASSIGN_OR_RETURN(PemPair client_pem,
+                        GenerateAndWrite(CertKind::kClient, kClientCommonName, &*ca, {},
+                                         client_crt_path, client_key_path, nullptr));
+    tls.client_certificate_pem = std::move(client_pem.cert);
+    tls.client_key_pem = std::move(client_pem.key);
+  }
+  tls.ca_certificate_pem = std::move(*ca_crt);
+  tls.ca_certificate_path = ca_crt_path;
+  return tls;
 }
 
 namespace internal {

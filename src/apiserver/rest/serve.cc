@@ -90,7 +90,8 @@ bool IsLoopbackAddress(std::string_view host) {
 }
 
 Status WriteKubeconfig(const std::string& path, std::string_view server_url,
-                       std::string_view ca_pem, std::string_view token) {
+                       std::string_view ca_pem, std::string_view token,
+                       std::string_view client_cert_pem, std::string_view client_key_pem) {
   Json cluster = {{"server", server_url}};
   if (!ca_pem.empty()) {
     cluster["certificate-authority-data"] = Base64(ca_pem);
@@ -98,6 +99,10 @@ Status WriteKubeconfig(const std::string& path, std::string_view server_url,
   Json user = Json::object();
   if (!token.empty()) {
     user["token"] = token;
+  }
+  if (!client_cert_pem.empty() && !client_key_pem.empty()) {
+    user["client-certificate-data"] = Base64(client_cert_pem);
+    user["client-key-data"] = Base64(client_key_pem);
   }
   const Json config = {
       {"apiVersion", "v1"},
@@ -186,6 +191,8 @@ Result<std::unique_ptr<RunningApiServer>> RunningApiServer::Start(ServeOptions o
                              : std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
   http_options.bearer_token = options.token;
   std::string ca_pem;
+  std::string client_cert_pem;
+  std::string client_key_pem;
   if (!options.tls_cert_dir.empty()) {
     std::vector<std::string> hosts;
     if (!IsLoopbackAddress(address.first) && address.first != "0.0.0.0" && address.first != "::") {
@@ -197,6 +204,8 @@ Result<std::unique_ptr<RunningApiServer>> RunningApiServer::Start(ServeOptions o
     }
     http_options.tls = tls->server;
     ca_pem = tls->ca_certificate_pem;
+    client_cert_pem = std::move(tls->client_certificate_pem);
+    client_key_pem = std::move(tls->client_key_pem);
   }
   ApiServer* api = running->api_.get();
   SW_ASSIGN_OR_RETURN(running->http_,
@@ -211,9 +220,10 @@ Result<std::unique_ptr<RunningApiServer>> RunningApiServer::Start(ServeOptions o
   running->url_ = (options.tls_cert_dir.empty() ? "http://" : "https://") + host + ":" +
                   std::to_string(running->http_->port());
   if (!options.kubeconfig_path.empty()) {
-    SW_RETURN_IF_ERROR(
-        WriteKubeconfig(options.kubeconfig_path, running->url_, ca_pem, options.token));
+    SW_RETURN_IF_ERROR(WriteKubeconfig(options.kubeconfig_path, running->url_, ca_pem,
+                                       options.token, client_cert_pem, client_key_pem));
   }
+  running->ca_pem_ = std::move(ca_pem);
   running->http_->Start();
   return running;
 }

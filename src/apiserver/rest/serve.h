@@ -1,6 +1,6 @@
 // Runs the embedded development API server: SQLite storage under a data directory, the REST layer,
-// the HTTP(S) listener and a kubeconfig that kubectl uses as is. What `slicewright apiserver` (and
-// later `slicewright dev`) start. Thread-safe; Stop() is idempotent.
+// the HTTP(S) listener and a kubeconfig that kubectl uses as is. What `slicewright apiserver` and
+// `slicewright dev` start. Thread-safe; Stop() is idempotent.
 #pragma once
 
 #include <cstdint>
@@ -18,12 +18,13 @@ namespace slicewright::apiserver {
 struct ServeOptions {
   // "127.0.0.1:6443", "[::1]:0"; port 0 picks a free one.
   std::string listen = "127.0.0.1:6443";
-  // Holds state.db (and, by default, nothing else).
+  // Holds state.db (the commands also keep their certificates in DATA_DIR/tls).
   std::string data_dir;
   // When set, every request needs "Authorization: Bearer <token>". Required for a non-loopback
   // listen address.
   std::string token;
-  // When set, serves HTTPS with a CA and serving certificate kept in this directory.
+  // When set, serves HTTPS with a CA and serving certificate kept in this directory; empty serves
+  // plain HTTP (the commands fill it in: see cli::ApplyTransportFlags).
   std::string tls_cert_dir;
   // When set, a kubeconfig for this server is written there (mode 0600).
   std::string kubeconfig_path;
@@ -42,9 +43,11 @@ bool IsLoopbackAddress(std::string_view host);
 
 // Writes a kubeconfig (JSON, which kubectl reads as YAML) with one cluster, user and context named
 // "slicewright", atomically (temporary file, then rename) with mode 0600. `ca_pem` empty for
-// plain HTTP; `token` empty for no credentials.
+// plain HTTP; `token` empty for no token; `client_cert_pem`/`client_key_pem` empty for no client
+// certificate.
 Status WriteKubeconfig(const std::string& path, std::string_view server_url,
-                       std::string_view ca_pem, std::string_view token);
+                       std::string_view ca_pem, std::string_view token,
+                       std::string_view client_cert_pem = {}, std::string_view client_key_pem = {});
 
 class RunningApiServer final {
  public:
@@ -57,6 +60,9 @@ class RunningApiServer final {
   std::uint16_t port() const;
   // "http://127.0.0.1:PORT" or "https://...".
   const std::string& url() const { return url_; }
+  // The CA that signed the serving certificate (PEM), as the kubeconfig carries it; empty for
+  // plain HTTP.
+  const std::string& ca_certificate_pem() const { return ca_pem_; }
   ApiServer& api() { return *api_; }
   // Stops listening, ends watches, stops background work and closes the database.
   void Stop();
@@ -66,6 +72,7 @@ class RunningApiServer final {
   std::unique_ptr<ApiServer> api_;
   std::unique_ptr<HttpServer> http_;
   std::string url_;
+  std::string ca_pem_;
 };
 
 }  // namespace slicewright::apiserver

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,10 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <openssl/bio.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
 #include <sys/stat.h>
 
 #include "apiserver/http/server.h"
@@ -73,11 +78,15 @@ TEST(TlsTest, EnsureCertificatesCreatesThenReuses) {
   const std::string dir = temp.path() + "/nested/pki";
   auto first = EnsureCertificates(dir, {"apiserver.example", "10.1.2.3"});
   ASSERT_TRUE(first.ok()) << first.status().ToString();
-  for (const char* name : {"ca.crt", "ca.key", "server.crt", "server.key"}) {
+  for (const char* name :
+       {"ca.crt", "ca.key", "server.crt", "server.key", "client.crt", "client.key"}) {
     EXPECT_TRUE(std::filesystem::exists(dir + "/" + name)) << name;
   }
   EXPECT_EQ(Mode(dir + "/ca.key"), 0600u);
   EXPECT_EQ(Mode(dir + "/server.key"), 0600u);
+  EXPECT_EQ(Mode(dir + "/client.key"), 0600u);
+  EXPECT_EQ(first->client_certificate_pem, ReadFile(dir + "/client.crt"));
+  EXPECT_EQ(first->client_key_pem, ReadFile(dir + "/client.key"));
   EXPECT_EQ(first->ca_certificate_path, dir + "/ca.crt");
   EXPECT_EQ(first->ca_certificate_pem, ReadFile(dir + "/ca.crt"));
   EXPECT_EQ(first->server.certificate_chain_pem, ReadFile(dir + "/server.crt"));
@@ -90,6 +99,8 @@ TEST(TlsTest, EnsureCertificatesCreatesThenReuses) {
   EXPECT_EQ(second->ca_certificate_pem, first->ca_certificate_pem);
   EXPECT_EQ(second->server.certificate_chain_pem, first->server.certificate_chain_pem);
   EXPECT_EQ(second->server.private_key_pem, first->server.private_key_pem);
+  EXPECT_EQ(second->client_certificate_pem, first->client_certificate_pem);
+  EXPECT_EQ(second->client_key_pem, first->client_key_pem);
   // A subset of the hosts (the defaults are always covered) also reuses.
   auto subset = EnsureCertificates(dir, {"localhost"});
   ASSERT_TRUE(subset.ok());
@@ -118,6 +129,33 @@ TEST(TlsTest, ReissuesServingCertificateAndKeepsCa) {
   auto new_ca = EnsureCertificates(temp.path(), {});
   ASSERT_TRUE(new_ca.ok()) << new_ca.status().ToString();
   EXPECT_NE(new_ca->ca_certificate_pem, first->ca_certificate_pem);
+  // A new CA re-issues the client certificate too: the old one would no longer chain.
+  EXPECT_NE(new_ca->client_certificate_pem, first->client_certificate_pem);
+}
+
+// The kubeconfig user's certificate: signed by the CA, for client authentication only, named as
+// kubeadm names its admin.
+TEST(TlsTest, ClientCertificateIsSignedByTheCaForClientAuth) {
+  TempDir temp;
+  auto tls = EnsureCertificates(temp.path(), {});
+  ASSERT_TRUE(tls.ok()) << tls.status().ToString();
+  const auto parse = [](const std::string& pem) {
+    std::unique_ptr<BIO, decltype(&BIO_free)> bio(
+        BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), BIO_free);
+    return std::unique_ptr<X509, decltype(&X509_free)>(
+        PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr), X509_free);
+  };
+  auto ca = parse(tls->ca_certificate_pem);
+  auto client = parse(tls->client_certificate_pem);
+  ASSERT_NE(ca, nullptr);
+  ASSERT_NE(client, nullptr);
+  EXPECT_EQ(X509_check_issued(ca.get(), client.get()), X509_V_OK);
+  EXPECT_EQ(X509_verify(client.get(), X509_get0_pubkey(ca.get())), 1);
+  char subject[256] = {};
+  X509_NAME_oneline(X509_get_subject_name(client.get()), subject, sizeof(subject));
+  EXPECT_EQ(std::string(subject), "/CN=slicewright-admin/O=system:masters");
+  EXPECT_EQ(X509_get_extended_key_usage(client.get()), static_cast<std::uint32_t>(XKU_SSL_CLIENT));
+  EXPECT_EQ(X509_check_ca(client.get()), 0);
 }
 
 // A file where the directory should be, and invalid host names, are clear errors.
