@@ -32,8 +32,7 @@ Status AtKey(Status status, std::string_view key) {
 
 // The field `key` of an object, or a null element when absent.
 bool Field(element object, std::string_view key, element& out) {
-  return object.is_object() && object.at_key(key).get(out) == simdjson::SUCCESS &&
-         !out.is_null();
+  return object.is_object() && object.at_key(key).get(out) == simdjson::SUCCESS && !out.is_null();
 }
 
 Status ReadString(element object, std::string_view key, std::string& out) {
@@ -186,17 +185,20 @@ Status ReadWorkload(element root, model::Workload& out) {
 
 Status Named(Status status, const model::Workload& workload, std::string_view what) {
   if (status.ok()) return status;
-  std::string name = workload.metadata.name.empty() ? std::string(what)
-                                                    : workload.metadata.namespace_ + "/" +
-                                                          workload.metadata.name;
+  std::string name = workload.metadata.name.empty()
+                         ? std::string(what)
+                         : workload.metadata.namespace_ + "/" + workload.metadata.name;
   status.WithObject(name);
   return status;
 }
 
 Json OwnerReferenceJson(const model::OwnerReference& owner) {
-  return Json{{"apiVersion", owner.api_version}, {"kind", owner.kind},
-              {"name", owner.name},              {"uid", owner.uid},
-              {"controller", true},              {"blockOwnerDeletion", true}};
+  return Json{{"apiVersion", owner.api_version},
+              {"kind", owner.kind},
+              {"name", owner.name},
+              {"uid", owner.uid},
+              {"controller", true},
+              {"blockOwnerDeletion", true}};
 }
 
 Result<Json> ParseObject(std::string_view text, std::string_view what) {
@@ -310,8 +312,8 @@ Result<WatchEvent<model::Workload>> DecodeWorkloadWatchEvent(std::string_view li
 
 Result<std::string> EncodePodFromTemplate(const PodFromTemplate& pod) {
   SW_ASSIGN_OR_RETURN(Json tmpl, ParseObject(pod.template_json, "pod template"));
-  Json metadata = tmpl.contains("metadata") && tmpl["metadata"].is_object() ? tmpl["metadata"]
-                                                                            : Json::object();
+  Json metadata =
+      tmpl.contains("metadata") && tmpl["metadata"].is_object() ? tmpl["metadata"] : Json::object();
   metadata.erase("creationTimestamp");
   metadata["namespace"] = pod.namespace_;
   if (!pod.name.empty()) {
@@ -334,14 +336,13 @@ Result<std::string> EncodePodFromTemplate(const PodFromTemplate& pod) {
 Result<std::string> EncodeReplicaSetFromDeployment(const ReplicaSetFromDeployment& rs) {
   const model::Workload& d = *rs.deployment;
   SW_ASSIGN_OR_RETURN(Json tmpl, ParseObject(d.template_json, "deployment template"));
-  Json selector = d.selector_json.empty() ? Json::object()
-                                          : Json::parse(d.selector_json, nullptr, false);
+  Json selector =
+      d.selector_json.empty() ? Json::object() : Json::parse(d.selector_json, nullptr, false);
   if (!selector.is_object()) selector = Json::object();
   selector["matchLabels"][std::string(model::kLabelPodTemplateHash)] = rs.hash;
   tmpl["metadata"]["labels"][std::string(model::kLabelPodTemplateHash)] = rs.hash;
   Json labels = tmpl["metadata"]["labels"];
-  model::OwnerReference owner{"apps/v1", "Deployment", d.metadata.name, d.metadata.uid, true,
-                              true};
+  model::OwnerReference owner{"apps/v1", "Deployment", d.metadata.name, d.metadata.uid, true, true};
   Json metadata = {{"name", d.metadata.name + "-" + rs.hash},
                    {"namespace", d.metadata.namespace_},
                    {"labels", std::move(labels)},

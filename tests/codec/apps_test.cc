@@ -27,8 +27,9 @@ TEST(AppsCodecTest, DecodesDeployment) {
   EXPECT_EQ(d->max_surge, "1");
   EXPECT_EQ(d->max_unavailable, "0%");
   EXPECT_EQ(d->selector_json, R"({"matchLabels":{"app":"web"}})");
-  EXPECT_EQ(d->template_json,
-            R"({"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}})");
+  EXPECT_EQ(
+      d->template_json,
+      R"({"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}})");
   EXPECT_EQ(d->template_labels, (model::StringMap{{"app", "web"}}));
   EXPECT_EQ(d->status.ready_replicas, 2);
   ASSERT_EQ(d->status.conditions.size(), 1U);
@@ -77,12 +78,11 @@ TEST(AppsCodecTest, EncodesPodFromTemplate) {
   pod.subdomain = "db";
   Result<std::string> json = EncodePodFromTemplate(pod);
   ASSERT_TRUE(json.ok()) << json.status().ToString();
-  EXPECT_EQ(*json,
-            R"({"apiVersion":"v1","kind":"Pod","metadata":{"labels":{"app":"db",)"
-            R"("controller-revision-hash":"db-123"},"namespace":"default","name":"db-0",)"
-            R"("ownerReferences":[{"apiVersion":"apps/v1","kind":"StatefulSet","name":"db",)"
-            R"("uid":"u2","controller":true,"blockOwnerDeletion":true}]},)"
-            R"("spec":{"containers":[],"hostname":"db-0","subdomain":"db"}})");
+  EXPECT_EQ(*json, R"({"apiVersion":"v1","kind":"Pod","metadata":{"labels":{"app":"db",)"
+                   R"("controller-revision-hash":"db-123"},"namespace":"default","name":"db-0",)"
+                   R"("ownerReferences":[{"apiVersion":"apps/v1","kind":"StatefulSet","name":"db",)"
+                   R"("uid":"u2","controller":true,"blockOwnerDeletion":true}]},)"
+                   R"("spec":{"containers":[],"hostname":"db-0","subdomain":"db"}})");
   pod.template_json = "[]";
   EXPECT_EQ(EncodePodFromTemplate(pod).status().code(), StatusCode::kBadRequest);
 }

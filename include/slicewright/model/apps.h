@@ -38,12 +38,12 @@ struct WorkloadStatus {
   std::int32_t replicas = 0;
   std::int32_t ready_replicas = 0;
   std::int32_t available_replicas = 0;
-  std::int32_t updated_replicas = 0;      // Deployment, StatefulSet
-  std::int32_t unavailable_replicas = 0;  // Deployment
-  std::int32_t current_replicas = 0;      // StatefulSet
+  std::int32_t updated_replicas = 0;        // Deployment, StatefulSet
+  std::int32_t unavailable_replicas = 0;    // Deployment
+  std::int32_t current_replicas = 0;        // StatefulSet
   std::int32_t fully_labeled_replicas = 0;  // ReplicaSet
-  std::string current_revision;           // StatefulSet
-  std::string update_revision;            // StatefulSet
+  std::string current_revision;             // StatefulSet
+  std::string update_revision;              // StatefulSet
   std::vector<WorkloadCondition> conditions;
   friend bool operator==(const WorkloadStatus&, const WorkloadStatus&) = default;
 };

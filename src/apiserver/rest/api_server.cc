@@ -1955,9 +1955,8 @@ HttpResponse ApiServer::Impl::HandleScale(HttpRequest& request, const ResourceIn
       [&](const Json& current) -> Result<Json> {
         Json scale = ScaleOf(current);
         if (patch_type) {
-          SW_ASSIGN_OR_RETURN(scale,
-                              ApplyPatch(scale, request.body, *patch_type, "autoscaling/v1",
-                                         "Scale"));
+          SW_ASSIGN_OR_RETURN(
+              scale, ApplyPatch(scale, request.body, *patch_type, "autoscaling/v1", "Scale"));
         } else {
           scale = put_body;
         }
@@ -1966,10 +1965,10 @@ HttpResponse ApiServer::Impl::HandleScale(HttpRequest& request, const ResourceIn
             spec == nullptr ? std::nullopt : IntField(*spec, "replicas");
         if (!replicas || *replicas < 0) {
           FieldErrors errors;
-          errors.Invalid("spec.replicas",
-                         spec != nullptr && spec->contains("replicas") ? (*spec)["replicas"]
-                                                                       : Json(nullptr),
-                         "must be greater than or equal to 0");
+          errors.Invalid(
+              "spec.replicas",
+              spec != nullptr && spec->contains("replicas") ? (*spec)["replicas"] : Json(nullptr),
+              "must be greater than or equal to 0");
           return errors.ToStatus("Scale.autoscaling", ri.name);
         }
         Json result = current;

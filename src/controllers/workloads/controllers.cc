@@ -47,8 +47,8 @@ model::ObjectReference ReferenceTo(const model::Workload& object) {
 }
 
 model::OwnerReference OwnerFor(const model::Workload& object) {
-  return model::OwnerReference{"apps/v1", object.kind, object.metadata.name, object.metadata.uid,
-                               true, true};
+  return model::OwnerReference{"apps/v1",           object.kind, object.metadata.name,
+                               object.metadata.uid, true,        true};
 }
 
 template <typename T>
@@ -99,9 +99,9 @@ Result<std::unique_ptr<WorkloadControllers>> WorkloadControllers::Create(
   runtime::EventRecorderOptions event_options;
   event_options.component = self->options_.component;
   event_options.clock = &clock;
-  SW_ASSIGN_OR_RETURN(self->recorder_, runtime::EventRecorder::Create(
-                                           runtime::NewRestEventSink(client),
-                                           std::move(event_options)));
+  SW_ASSIGN_OR_RETURN(
+      self->recorder_,
+      runtime::EventRecorder::Create(runtime::NewRestEventSink(client), std::move(event_options)));
   cache::ReflectorOptions reflector_options;
   reflector_options.name = "workload pods";
   self->pods_ =
@@ -259,9 +259,9 @@ Status WorkloadControllers::WriteStatus(const client::ResourceRef& resource,
                                         const model::WorkloadStatus& status) {
   std::string patch = codec::EncodeWorkloadStatusPatch(object.kind, status);
   if (patch == codec::EncodeWorkloadStatusPatch(object.kind, object.status)) return Status();
-  Result<std::string> written = client_.Patch(resource, object.metadata.namespace_,
-                                              object.metadata.name, client::PatchType::kMergePatch,
-                                              std::move(patch), "status");
+  Result<std::string> written =
+      client_.Patch(resource, object.metadata.namespace_, object.metadata.name,
+                    client::PatchType::kMergePatch, std::move(patch), "status");
   if (!written.ok() && written.status().code() == StatusCode::kNotFound) return Status();
   return written.ok() ? Status() : written.status();
 }
@@ -363,8 +363,8 @@ Status WorkloadControllers::SyncDeployment(const std::string& key) {
     }
     recorder_->Event(ReferenceTo(*d), runtime::EventType::kNormal, "ScalingReplicaSet",
                      std::string(scale.replicas > before ? "Scaled up" : "Scaled down") +
-                         " replica set " + scale.name + " from " + std::to_string(before) +
-                         " to " + std::to_string(scale.replicas));
+                         " replica set " + scale.name + " from " + std::to_string(before) + " to " +
+                         std::to_string(scale.replicas));
   }
   for (const std::string& name : plan.deletes) {
     client::DeleteOptions options;
@@ -424,18 +424,18 @@ Status WorkloadControllers::SyncStatefulSet(const std::string& key) {
                            " failed error: " + std::string(created.status().message()));
       return created.status();
     }
-    recorder_->Event(ReferenceTo(*sts), runtime::EventType::kNormal, "SuccessfulCreate",
-                     "create Pod " + pod.name + " in StatefulSet " + sts->metadata.name +
-                         " successful");
+    recorder_->Event(
+        ReferenceTo(*sts), runtime::EventType::kNormal, "SuccessfulCreate",
+        "create Pod " + pod.name + " in StatefulSet " + sts->metadata.name + " successful");
   }
   for (const std::string& name : plan.deletes) {
     Result<std::string> deleted = client_.Delete(client::PodsResource(), ns, name, {});
     if (!deleted.ok() && deleted.status().code() != StatusCode::kNotFound) {
       return deleted.status();
     }
-    recorder_->Event(ReferenceTo(*sts), runtime::EventType::kNormal, "SuccessfulDelete",
-                     "delete Pod " + name + " in StatefulSet " + sts->metadata.name +
-                         " successful");
+    recorder_->Event(
+        ReferenceTo(*sts), runtime::EventType::kNormal, "SuccessfulDelete",
+        "delete Pod " + name + " in StatefulSet " + sts->metadata.name + " successful");
   }
   return WriteStatus(AppsResource("statefulsets"), *sts, plan.status);
 }

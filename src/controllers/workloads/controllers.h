@@ -58,8 +58,7 @@ class WorkloadControllers final {
     Clock::TimePoint set_at;
   };
 
-  WorkloadControllers(WorkloadControllersOptions options, client::RestClient& client,
-                      Clock& clock);
+  WorkloadControllers(WorkloadControllersOptions options, client::RestClient& client, Clock& clock);
   void AddHandlers();
   Status SyncDeployment(const std::string& key);
   Status SyncReplicaSet(const std::string& key);

@@ -24,10 +24,9 @@ std::int64_t RevisionOf(const model::Workload& rs) {
 
 // The condition `type` as it should be: times kept while status (transition) and reason and
 // message (update) stay.
-model::WorkloadCondition Condition(const model::WorkloadStatus& old, std::string type,
-                                   bool status, std::string reason, std::string message,
-                                   model::Time now) {
-  model::WorkloadCondition out{std::move(type), status ? "True" : "False", now, now,
+model::WorkloadCondition Condition(const model::WorkloadStatus& old, std::string type, bool status,
+                                   std::string reason, std::string message, model::Time now) {
+  model::WorkloadCondition out{std::move(type),   status ? "True" : "False", now, now,
                                std::move(reason), std::move(message)};
   for (const model::WorkloadCondition& c : old.conditions) {
     if (c.type != out.type) continue;
@@ -129,8 +128,7 @@ DeploymentPlan PlanDeployment(const model::Workload& d, std::string_view hash,
       if (cleanup_budget > 0) {
         for (const model::Workload* rs : old) {
           std::int32_t& replicas = target[rs->metadata.name];
-          const std::int32_t unhealthy =
-              std::max(replicas - rs->status.available_replicas, 0);
+          const std::int32_t unhealthy = std::max(replicas - rs->status.available_replicas, 0);
           const std::int32_t cut = std::min(cleanup_budget, unhealthy);
           replicas -= cut;
           cleanup_budget -= cut;
@@ -196,10 +194,9 @@ DeploymentPlan PlanDeployment(const model::Workload& d, std::string_view hash,
                         status.replicas == desired && status.available_replicas == desired &&
                         new_rs->replicas == desired;
   if (complete) {
-    status.conditions.push_back(Condition(d.status, "Progressing", true, "NewReplicaSetAvailable",
-                                          "ReplicaSet \"" + plan.new_name +
-                                              "\" has successfully progressed.",
-                                          now));
+    status.conditions.push_back(
+        Condition(d.status, "Progressing", true, "NewReplicaSetAvailable",
+                  "ReplicaSet \"" + plan.new_name + "\" has successfully progressed.", now));
   } else if (new_rs == nullptr) {
     status.conditions.push_back(Condition(d.status, "Progressing", true, "NewReplicaSetCreated",
                                           "Created new replica set \"" + plan.new_name + "\"",

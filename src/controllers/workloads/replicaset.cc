@@ -38,10 +38,10 @@ ReplicaSetPlan PlanReplicaSet(const model::Workload& rs, const std::vector<const
     // Sort keys: smaller is deleted first.
     const auto rank = [](const model::Pod* pod) {
       const model::PodCondition* ready = model::FindPodCondition(pod->status.conditions, "Ready");
-      const std::int64_t ready_since = ready != nullptr && ready->status == "True" &&
-                                               ready->last_transition_time
-                                           ? ready->last_transition_time->unix_nanos
-                                           : 0;
+      const std::int64_t ready_since =
+          ready != nullptr && ready->status == "True" && ready->last_transition_time
+              ? ready->last_transition_time->unix_nanos
+              : 0;
       const std::int64_t created =
           pod->metadata.creation_timestamp ? pod->metadata.creation_timestamp->unix_nanos : 0;
       return std::make_tuple(!pod->spec.node_name.empty(), pod->status.phase == "Running",

@@ -193,8 +193,7 @@ TEST(DiscoveryTest, DeployKinds) {
   // The workload kinds serve autoscaling/v1 Scale, as `kubectl scale` looks it up.
   for (const char* resource : {"deployments", "replicasets", "statefulsets"}) {
     SCOPED_TRACE(resource);
-    const json* scale =
-        FindByName((*apps)["resources"], "name", std::string(resource) + "/scale");
+    const json* scale = FindByName((*apps)["resources"], "name", std::string(resource) + "/scale");
     ASSERT_NE(scale, nullptr);
     EXPECT_EQ((*scale)["group"], "autoscaling");
     EXPECT_EQ((*scale)["version"], "v1");

@@ -62,8 +62,7 @@ TEST(ResourceRegistryTest, FindsBuiltins) {
   // apps/v1's workloads serve the scale subresource and are in "all"; nothing else scales.
   for (std::string_view resource : {"deployments", "replicasets", "statefulsets"}) {
     EXPECT_TRUE(registry.Find("apps", "v1", resource)->has_scale) << resource;
-    EXPECT_EQ(registry.Find("apps", "v1", resource)->categories,
-              std::vector<std::string>{"all"});
+    EXPECT_EQ(registry.Find("apps", "v1", resource)->categories, std::vector<std::string>{"all"});
   }
   EXPECT_FALSE(registry.Find("", "v1", "pods")->has_scale);
   // Singular names are the lower-cased kinds, as kube-apiserver lists them.

@@ -226,11 +226,12 @@ TEST(TableTest, DeployKinds) {
   EXPECT_EQ(ColumnNames(ToTable(*replicasets, {}, "1", "", IncludeObject::kNone, kNow)),
             (std::vector<std::string>{"Name", "Desired", "Current", "Ready", "Age", "Containers",
                                       "Images", "Selector"}));
-  EXPECT_EQ(Cells(*replicasets, json::parse(R"({"metadata":{"name":"web-abc"},"spec":{
+  EXPECT_EQ(
+      Cells(*replicasets, json::parse(R"({"metadata":{"name":"web-abc"},"spec":{
       "replicas":3,"selector":{"matchLabels":{"app":"web","pod-template-hash":"abc"}},
       "template":{"spec":{"containers":[{"name":"m","image":"i:1"}]}}},
       "status":{"replicas":2,"readyReplicas":1}})")),
-            json::parse(R"(["web-abc",3,2,1,"<unknown>","m","i:1","app=web,pod-template-hash=abc"])"));
+      json::parse(R"(["web-abc",3,2,1,"<unknown>","m","i:1","app=web,pod-template-hash=abc"])"));
   ResourcePtr statefulsets = registry.Find("apps", "v1", "statefulsets");
   EXPECT_EQ(ColumnNames(ToTable(*statefulsets, {}, "1", "", IncludeObject::kNone, kNow)),
             (std::vector<std::string>{"Name", "Ready", "Age", "Containers", "Images"}));

@@ -990,8 +990,8 @@ TEST_F(ApiServerTest, WorkloadKindsDefaultValidateAndScale) {
   // A stale resourceVersion conflicts; a negative count is invalid, naming the field.
   scale["spec"]["replicas"] = 5;
   EXPECT_EQ(CallJson("PUT", statefulsets + "/db/scale", scale, 409)["reason"], "Conflict");
-  Json negative = CallJson("PATCH", statefulsets + "/db/scale",
-                           Json{{"spec", {{"replicas", -1}}}}, 422, "application/merge-patch+json");
+  Json negative = CallJson("PATCH", statefulsets + "/db/scale", Json{{"spec", {{"replicas", -1}}}},
+                           422, "application/merge-patch+json");
   EXPECT_EQ(negative["message"],
             "Scale.autoscaling \"db\" is invalid: spec.replicas: Invalid value: -1: must be "
             "greater than or equal to 0");

@@ -20,8 +20,7 @@ inline model::Pod MakePod(std::string name, bool ready = true, std::int64_t read
   pod.metadata.creation_timestamp = Seconds(ready_since - 1);
   pod.spec.node_name = "sim-node-0";
   pod.status.phase = "Running";
-  pod.status.conditions = {
-      {"Ready", ready ? "True" : "False", Seconds(ready_since), "", ""}};
+  pod.status.conditions = {{"Ready", ready ? "True" : "False", Seconds(ready_since), "", ""}};
   if (!revision.empty()) {
     pod.metadata.labels[std::string(model::kLabelControllerRevisionHash)] = std::move(revision);
   }
