@@ -96,6 +96,11 @@ Kind<model::EndpointSlice> EndpointSliceKind() {
                    codec::DecodeEndpointSliceWatchEvent);
 }
 
+Kind<model::Workload> WorkloadKind(std::string resource) {
+  return ModelKind(client::ResourceRef{"apps", "v1", std::move(resource), true},
+                   codec::DecodeWorkloadList, codec::DecodeWorkloadWatchEvent);
+}
+
 Kind<model::CompactPod> CompactPodKind(const std::shared_ptr<model::PodInterners>& interners,
                                        std::vector<std::string> kept_annotations) {
   auto kept = std::make_shared<const std::vector<std::string>>(std::move(kept_annotations));

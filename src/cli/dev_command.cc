@@ -22,6 +22,7 @@
 #include "cli/controller_manager_command.h"
 #include "controllers/manager/manager.h"
 #include "controllers/podsim/simulator.h"
+#include "controllers/workloads/controllers.h"
 
 namespace slicewright::cli {
 
@@ -110,6 +111,18 @@ int RunDevCommand(const DevCommandOptions& options, std::ostream& out, std::ostr
     err << "slicewright dev: pod simulator: " << started.ToString() << "\n";
     return 1;
   }
+  // Deployment, ReplicaSet and StatefulSet controllers, as kube-controller-manager's in a real
+  // cluster (controller-manager does not offer them: it runs beside a real one).
+  Result<std::unique_ptr<controllers::workloads::WorkloadControllers>> workloads =
+      controllers::workloads::WorkloadControllers::Create({}, **client, SystemClock::Get());
+  if (!workloads.ok()) {
+    err << "slicewright dev: " << workloads.status().ToString() << "\n";
+    return 1;
+  }
+  if (const Status started = (*workloads)->Start(); !started.ok()) {
+    err << "slicewright dev: workload controllers: " << started.ToString() << "\n";
+    return 1;
+  }
   std::stop_source stop;
   std::atomic<bool> finished{false};
   std::thread controllers_thread([&] {
@@ -133,6 +146,7 @@ int RunDevCommand(const DevCommandOptions& options, std::ostream& out, std::ostr
   out.flush();
   stop.request_stop();
   controllers_thread.join();
+  (*workloads)->Stop();
   (*simulator)->Stop();
   (*server)->Stop();
   return 0;

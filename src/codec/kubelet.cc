@@ -4,8 +4,10 @@
 #include "slicewright/codec/kubelet.h"
 
 #include <cstddef>
+#include <iterator>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "codec/internal.h"
 
@@ -78,7 +80,26 @@ std::string EncodeNodeRegistration(const NodeRegistration& node) {
   internal::AppendJsonString(out, node.internal_ip);
   out += R"(},{"type":"Hostname","address":)";
   internal::AppendJsonString(out, node.metadata.name);
-  out += R"(}]}})";
+  out += R"(}],"nodeInfo":{)";
+  const NodeSystemInfo& info = node.node_info;
+  const std::pair<const char*, const std::string*> fields[] = {
+      {"machineID", &info.machine_id},
+      {"systemUUID", &info.system_uuid},
+      {"bootID", &info.boot_id},
+      {"kernelVersion", &info.kernel_version},
+      {"osImage", &info.os_image},
+      {"containerRuntimeVersion", &info.container_runtime_version},
+      {"kubeletVersion", &info.kubelet_version},
+      {"kubeProxyVersion", &info.kube_proxy_version},
+      {"operatingSystem", &info.operating_system},
+      {"architecture", &info.architecture},
+  };
+  for (std::size_t i = 0; i < std::size(fields); ++i) {
+    if (i > 0) out += ',';
+    AppendKey(out, fields[i].first);
+    internal::AppendJsonString(out, *fields[i].second);
+  }
+  out += "}}}";
   return out;
 }
 
@@ -124,7 +145,28 @@ std::string EncodePodStatusPatch(const PodStatusPatch& patch) {
     if (i > 0) out += ',';
     AppendCondition(out, patch.conditions[i], std::nullopt);
   }
-  out += "]}}";
+  out += ']';
+  if (!patch.container_statuses.empty()) {
+    out += R"(,"containerStatuses":[)";
+    for (std::size_t i = 0; i < patch.container_statuses.size(); ++i) {
+      const RunningContainerStatus& c = patch.container_statuses[i];
+      if (i > 0) out += ',';
+      out += R"({"name":)";
+      internal::AppendJsonString(out, c.name);
+      out += R"(,"image":)";
+      internal::AppendJsonString(out, c.image);
+      out += R"(,"imageID":)";
+      internal::AppendJsonString(out, c.image_id);
+      out += R"(,"containerID":)";
+      internal::AppendJsonString(out, c.container_id);
+      out += c.ready ? R"(,"ready":true)" : R"(,"ready":false)";
+      out += R"(,"started":true,"restartCount":0,"state":{"running":{"startedAt":)";
+      internal::AppendJsonString(out, model::FormatRfc3339(c.started_at));
+      out += "}}}";
+    }
+    out += ']';
+  }
+  out += "}}";
   return out;
 }
 

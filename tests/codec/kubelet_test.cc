@@ -21,7 +21,15 @@ TEST(KubeletCodecTest, EncodesNodeRegistration) {
   registration.internal_ip = "192.168.0.1";
   registration.resources = {{"cpu", "8"}, {"pods", "110"}};
   registration.now = T("2026-12-03T04:00:00Z");
+  registration.node_info.kubelet_version = "v1.32.0";
+  registration.node_info.operating_system = "linux";
   const std::string json = EncodeNodeRegistration(registration);
+  EXPECT_NE(json.find(R"("nodeInfo":{"machineID":"","systemUUID":"","bootID":"",)"
+                      R"("kernelVersion":"","osImage":"","containerRuntimeVersion":"",)"
+                      R"("kubeletVersion":"v1.32.0","kubeProxyVersion":"",)"
+                      R"("operatingSystem":"linux","architecture":""})"),
+            std::string::npos)
+      << json;
   EXPECT_NE(json.find(R"("addresses":[{"type":"InternalIP","address":"192.168.0.1"},)"
                       R"({"type":"Hostname","address":"sim-node-0"}])"),
             std::string::npos)
@@ -58,6 +66,17 @@ TEST(KubeletCodecTest, EncodesPatches) {
             R"("startTime":"2026-12-03T04:00:00Z","conditions":[{"type":"Ready","status":"False",)"
             R"("lastTransitionTime":"2026-12-03T04:00:01Z","reason":"ContainersNotReady",)"
             R"("message":"held"}]}})");
+
+  // Container statuses follow the conditions: running, started, no restarts.
+  PodStatusPatch running;
+  running.phase = "Running";
+  running.container_statuses = {
+      {"web", "nginx", "nginx@sha256:ab", "containerd://cd", true, T("2026-12-03T04:00:00Z")}};
+  EXPECT_EQ(EncodePodStatusPatch(running),
+            R"({"status":{"phase":"Running","conditions":[],"containerStatuses":[{"name":"web",)"
+            R"("image":"nginx","imageID":"nginx@sha256:ab","containerID":"containerd://cd",)"
+            R"("ready":true,"started":true,"restartCount":0,)"
+            R"("state":{"running":{"startedAt":"2026-12-03T04:00:00Z"}}}]}})");
   PodStatusPatch minimal;
   minimal.phase = "Running";
   EXPECT_EQ(EncodePodStatusPatch(minimal), R"({"status":{"phase":"Running","conditions":[]}})");

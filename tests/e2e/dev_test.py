@@ -1,8 +1,12 @@
 #!/usr/bin/python3
-"""End-to-end `slicewright dev` (issue #5 §3) with the real kubectl: ready within 3 seconds,
-`kubectl apply -f examples/dev/` gives pods that the simulator schedules and makes Running, the
-EndpointSlice and Endpoints controllers publish them, the multi-network controller publishes the
-storage network's addresses, and SIGTERM exits 0.
+"""End-to-end `slicewright dev` (issues #5 §3 and #21) with the real kubectl: ready within 3
+seconds, `kubectl apply -f examples/dev/` gives a Deployment and a StatefulSet whose pods the
+workload controllers create and the simulator schedules and makes Running (1/1 READY), the
+EndpointSlice and Endpoints controllers publish them (StatefulSet pods with their hostnames), the
+multi-network controller publishes the storage network's addresses; `kubectl expose`, `kubectl
+scale`, `kubectl rollout restart` and `kubectl rollout status` work, a StatefulSet scales down
+from its highest ordinal, deleting a Deployment cascades to its ReplicaSets and pods, and SIGTERM
+exits 0.
 
 Usage: /usr/bin/python3 dev_test.py PATH/TO/slicewright
 """
@@ -25,6 +29,87 @@ from e2e_server import Checks, Scratch, wait_until  # noqa: E402
 checks = Checks("dev_test")
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "dev")
 READY_LIMIT = 3.0 * e2e_server.SLOW
+
+
+def check_workloads(kubectl, slices, ready_addresses, web_pods, web_ready_count):
+    """Issue #21: expose, scale, rollout restart/status, a StatefulSet, cascading deletion."""
+    def web_replicas_ready(n):
+        status = json.loads(kubectl("get", "deployment", "web", "-o", "json").stdout)["status"]
+        return (status.get("readyReplicas") == n and status.get("replicas") == n and
+                len(web_pods()) == n and web_ready_count() == n)
+
+    # `kubectl expose` sends JSON; the new Service selects the Deployment's pods.
+    kubectl("expose", "deployment", "web", "--port", "80", "--name", "web-exposed")
+    checks.check("expose: the exposed Service has three ready endpoints",
+                 wait_until(20, lambda: len(ready_addresses(
+                     "web-exposed", "endpointslice-controller.k8s.io")) == 3),
+                 slices("web-exposed", "endpointslice-controller.k8s.io"))
+
+    kubectl("scale", "deployment", "web", "--replicas=5")
+    checks.check("scale to 5: five ready pods and endpoints",
+                 wait_until(30, lambda: web_replicas_ready(5)))
+    kubectl("scale", "deployment", "web", "--replicas=2")
+    checks.check("scale to 2: two pods and endpoints left",
+                 wait_until(30, lambda: web_replicas_ready(2)))
+
+    before = {p["metadata"]["labels"]["pod-template-hash"] for p in web_pods()}
+    kubectl("rollout", "restart", "deployment", "web")
+    rollout = kubectl("rollout", "status", "deployment", "web", "--timeout=60s", check=False)
+    checks.check("rollout restart: rollout status completes",
+                 rollout.returncode == 0 and "successfully rolled out" in rollout.stdout,
+                 rollout.stdout + rollout.stderr)
+    after = {p["metadata"]["labels"]["pod-template-hash"] for p in web_pods()}
+    checks.check("rollout restart: new pods from a new ReplicaSet",
+                 len(after) == 1 and not after & before, (before, after))
+    checks.check("rollout restart: two ready endpoints again",
+                 wait_until(30, lambda: web_replicas_ready(2)))
+    deployment = json.loads(kubectl("get", "deployment", "web", "-o", "json").stdout)
+    progressing = [c for c in deployment["status"].get("conditions", [])
+                   if c["type"] == "Progressing"]
+    checks.check("rollout restart: Progressing is NewReplicaSetAvailable",
+                 progressing and progressing[0]["reason"] == "NewReplicaSetAvailable", progressing)
+
+    # The StatefulSet: ordinal pods, hostnames in the headless Service's slices.
+    def db_hostnames():
+        found = []
+        for s in slices("db", "endpointslice-controller.k8s.io"):
+            for endpoint in s.get("endpoints") or []:
+                if endpoint.get("conditions", {}).get("ready"):
+                    found.append(endpoint.get("hostname"))
+        return sorted(found)
+
+    checks.check("db: slice endpoints carry hostnames db-0, db-1, db-2",
+                 wait_until(30, lambda: db_hostnames() == ["db-0", "db-1", "db-2"]),
+                 db_hostnames())
+    db1 = json.loads(kubectl("get", "pod", "db-1", "-o", "json").stdout)
+    checks.eq("db-1: hostname and subdomain",
+              (db1["spec"].get("hostname"), db1["spec"].get("subdomain")), ("db-1", "db"))
+    rollout = kubectl("rollout", "status", "statefulset", "db", "--timeout=30s", check=False)
+    checks.eq("db: rollout status completes (%s)" % rollout.stderr.strip(), rollout.returncode, 0)
+
+    def db_pods():
+        listed = json.loads(kubectl("get", "pods", "-l", "app=db", "-o", "json").stdout)
+        return {p["metadata"]["name"]: bool(p["metadata"].get("deletionTimestamp"))
+                for p in listed["items"]}
+
+    kubectl("scale", "statefulset", "db", "--replicas=1")
+    # db-2 leaves first: once it is terminating or gone, db-1 must still be serving.
+    state = wait_until(30, lambda: (lambda pods: pods if pods.get("db-2", True) else None)(
+        db_pods()))
+    checks.check("db: scale down removes db-2 while db-1 stays",
+                 state is not None and state.get("db-1") is False, state)
+    checks.check("db: then db-1, leaving db-0",
+                 wait_until(30, lambda: db_pods() == {"db-0": False}), db_pods())
+
+    # Deleting the Deployment (background propagation, kubectl's default) cascades.
+    kubectl("delete", "deployment", "web")
+
+    def web_gone():
+        rs = json.loads(kubectl("get", "replicasets", "-l", "app=web", "-o", "json").stdout)
+        return not rs["items"] and not web_pods(include_terminating=True)
+
+    checks.check("delete deployment: its ReplicaSets and pods are gone",
+                 wait_until(60, web_gone))
 
 
 def main():
@@ -88,24 +173,48 @@ def main():
                      wait_until(10, lambda: len(json.loads(kubectl(
                          "get", "nodes", "-o", "json").stdout)["items"]) >= 3))
 
-        def web_endpoints():
-            return sum(len(s.get("endpoints") or [])
-                       for s in slices("web", "endpointslice-controller.k8s.io"))
+        def web_pods(include_terminating=False):
+            listed = json.loads(kubectl("get", "pods", "-l", "app=web", "-o", "json").stdout)
+            return [p for p in listed["items"]
+                    if include_terminating or not p["metadata"].get("deletionTimestamp")]
 
-        def web_ready():
-            return len(ready_addresses("web", "endpointslice-controller.k8s.io")) == 2
+        def web_ready_count():
+            return len(ready_addresses("web", "endpointslice-controller.k8s.io"))
 
-        checks.check("web: two ready endpoints (web-3 is held not ready)", wait_until(20, web_ready),
+        checks.check("web: the Deployment's three pods are ready endpoints",
+                     wait_until(20, lambda: web_ready_count() == 3),
                      slices("web", "endpointslice-controller.k8s.io"))
-        # web-3 gets its IP (and so its endpoint) on its own schedule, maybe after the others.
-        wait_until(20, lambda: web_endpoints() >= 3)
-        checks.eq("web: three endpoints in all", web_endpoints(), 3)
-        pods = json.loads(kubectl("get", "pods", "-o", "json").stdout)["items"]
-        checks.check("pods are scheduled and Running",
+        deployment_row = kubectl("get", "deployment", "web", "--no-headers").stdout.split()
+        checks.eq("web: kubectl get deployment shows 3/3 READY", deployment_row[1:4],
+                  ["3/3", "3", "3"])
+        pod_rows = [line.split() for line in
+                    kubectl("get", "pods", "-l", "app=web", "--no-headers").stdout.splitlines()]
+        checks.check("web: kubectl get pods shows 1/1 Running",
+                     len(pod_rows) == 3 and all(r[1:3] == ["1/1", "Running"] for r in pod_rows),
+                     pod_rows)
+        pods = web_pods()
+        checks.check("web: pods are scheduled, Running and owned by a ReplicaSet",
                      all(p["spec"].get("nodeName", "").startswith("sim-node-") and
-                         p["status"].get("phase") == "Running" for p in pods),
+                         p["status"].get("phase") == "Running" and
+                         p["metadata"]["ownerReferences"][0]["kind"] == "ReplicaSet" and
+                         p["metadata"]["ownerReferences"][0]["controller"] and
+                         p["metadata"]["labels"].get("pod-template-hash") for p in pods),
                      [(p["metadata"]["name"], p["spec"].get("nodeName"), p["status"].get("phase"))
                       for p in pods])
+        statuses = pods[0]["status"].get("containerStatuses") or [{}]
+        checks.check("web: containerStatuses running and ready",
+                     statuses[0].get("ready") is True and "running" in statuses[0].get("state", {})
+                     and statuses[0].get("containerID", "").startswith("containerd://"), statuses)
+        node = json.loads(kubectl("get", "node", "sim-node-0", "-o", "json").stdout)
+        checks.check("nodes report nodeInfo",
+                     node["status"].get("nodeInfo", {}).get("kubeletVersion", "").startswith("v1.")
+                     and node["status"]["nodeInfo"].get("operatingSystem") == "linux",
+                     node["status"].get("nodeInfo"))
+
+        # One pod held not ready by the simulator's annotation.
+        held = sorted(p["metadata"]["name"] for p in pods)[0]
+        kubectl("annotate", "pod", held, "sim.slicewright.io/ready=false")
+        checks.check("web: the held pod is not ready", wait_until(20, lambda: web_ready_count() == 2))
 
         def endpoints_ok():
             result = kubectl("get", "endpoints", "web", "-o", "json", check=False)
@@ -144,8 +253,8 @@ def main():
         checks.eq("explain web: exit 0 (%s)" % web_text.stderr.strip(), web_text.returncode, 0)
         checks.check("explain web: the EndpointSlice controller manages it",
                      "Managed by:  endpointslice controller" in web_text.stdout, web_text.stdout)
-        checks.check("explain web: web-3 is published not ready",
-                     re.search(r"NotReady\s+web-3", web_text.stdout) is not None, web_text.stdout)
+        checks.check("explain web: the held pod is published not ready",
+                     re.search(r"NotReady\s+" + held, web_text.stdout) is not None, web_text.stdout)
         web_json = explain("web", "-n", "default", "-o", "json")
         explained = json.loads(web_json.stdout) if web_json.returncode == 0 else {}
         checks.eq("explain web -o json: 2 ready", explained.get("ready"), 2)
@@ -157,6 +266,11 @@ def main():
         checks.check("explain: a missing Service is an error naming it",
                      missing.returncode == 1 and "default/no-such-service not found" in
                      missing.stderr, missing.stderr)
+        kubectl("annotate", "pod", held, "sim.slicewright.io/ready-")
+        checks.check("web: the released pod is ready again",
+                     wait_until(20, lambda: web_ready_count() == 3))
+
+        check_workloads(kubectl, slices, ready_addresses, web_pods, web_ready_count)
 
         process.send_signal(signal.SIGTERM)
         try:

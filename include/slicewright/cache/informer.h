@@ -23,7 +23,9 @@
 #include "slicewright/cache/reflector.h"
 #include "slicewright/cache/store.h"
 #include "slicewright/client/rest_client.h"
+#include "slicewright/codec/apps.h"
 #include "slicewright/codec/json.h"
+#include "slicewright/model/apps.h"
 #include "slicewright/model/compact_pod.h"
 #include "slicewright/model/core.h"
 #include "slicewright/model/discovery.h"
@@ -54,6 +56,8 @@ Kind<model::Node> NodeKind();
 Kind<model::Namespace> NamespaceKind();
 Kind<model::Endpoints> EndpointsKind();
 Kind<model::EndpointSlice> EndpointSliceKind();
+// apps/v1 "deployments", "replicasets" or "statefulsets" as model::Workload.
+Kind<model::Workload> WorkloadKind(std::string resource);
 // Pods as CompactPod, interned into `interners` (shared by the informer and its readers).
 Kind<model::CompactPod> CompactPodKind(const std::shared_ptr<model::PodInterners>& interners,
                                        std::vector<std::string> kept_annotations = {});

@@ -17,11 +17,26 @@ namespace slicewright::codec {
 // A Node as a kubelet registers it: metadata, status.capacity and allocatable (both
 // `resources`), addresses InternalIP and Hostname, and a Ready=True condition (reason
 // KubeletReady) heartbeating at `now`.
+// status.nodeInfo, as a kubelet (or KWOK) reports it.
+struct NodeSystemInfo {
+  std::string machine_id;
+  std::string system_uuid;
+  std::string boot_id;
+  std::string kernel_version;
+  std::string os_image;
+  std::string container_runtime_version;
+  std::string kubelet_version;
+  std::string kube_proxy_version;
+  std::string operating_system;
+  std::string architecture;
+};
+
 struct NodeRegistration {
   model::ObjectMeta metadata;
   std::string internal_ip;
   model::StringMap resources;  // "cpu" -> "8", "memory" -> "32Gi", "pods" -> "110"
   model::Time now;
+  NodeSystemInfo node_info;
 };
 std::string EncodeNodeRegistration(const NodeRegistration& node);
 
@@ -31,6 +46,16 @@ std::string EncodePodBindingPatch(std::string_view resource_version, std::string
 
 // A JSON merge patch of a pod's status subresource. Lists (podIPs, conditions) replace the
 // stored ones whole, as merge patches do; unset optionals are left as stored.
+// One status.containerStatuses entry of a running container.
+struct RunningContainerStatus {
+  std::string name;
+  std::string image;
+  std::string image_id;
+  std::string container_id;
+  bool ready = false;
+  model::Time started_at;
+};
+
 struct PodStatusPatch {
   std::string resource_version;  // precondition; "" for none
   std::string phase;
@@ -38,6 +63,8 @@ struct PodStatusPatch {
   std::optional<std::string> host_ip;
   std::optional<model::Time> start_time;
   std::vector<model::PodCondition> conditions;
+  // Replaces status.containerStatuses whole when not empty (state running, started, no restarts).
+  std::vector<RunningContainerStatus> container_statuses;
 };
 std::string EncodePodStatusPatch(const PodStatusPatch& patch);
 

@@ -133,10 +133,17 @@ json AggregatedResource(const ResourceInfo& r) {
               {"verbs", Strings(ResourceVerbs(r))}};
   if (!r.short_names.empty()) out["shortNames"] = Strings(r.short_names);
   if (!r.categories.empty()) out["categories"] = Strings(r.categories);
+  if (r.has_status || r.has_scale) out["subresources"] = json::array();
+  if (r.has_scale) {
+    out["subresources"].push_back(
+        {{"subresource", "scale"},
+         {"responseKind", {{"group", "autoscaling"}, {"version", "v1"}, {"kind", "Scale"}}},
+         {"verbs", {"get", "patch", "update"}}});
+  }
   if (r.has_status) {
-    out["subresources"] = json::array({{{"subresource", "status"},
-                                        {"responseKind", GroupVersionKind(r)},
-                                        {"verbs", {"get", "patch", "update"}}}});
+    out["subresources"].push_back({{"subresource", "status"},
+                                   {"responseKind", GroupVersionKind(r)},
+                                   {"verbs", {"get", "patch", "update"}}});
   }
   return out;
 }
@@ -311,6 +318,15 @@ Result<json> ApiResourceList(const ResourceRegistry& registry, std::string_view 
     if (!r->short_names.empty()) entry["shortNames"] = Strings(r->short_names);
     if (!r->categories.empty()) entry["categories"] = Strings(r->categories);
     list.push_back(std::move(entry));
+    if (r->has_scale) {
+      list.push_back({{"name", r->resource + "/scale"},
+                      {"singularName", ""},
+                      {"namespaced", r->namespaced},
+                      {"group", "autoscaling"},
+                      {"version", "v1"},
+                      {"kind", "Scale"},
+                      {"verbs", {"get", "patch", "update"}}});
+    }
     if (r->has_status) {
       list.push_back({{"name", r->resource + "/status"},
                       {"singularName", ""},

@@ -41,6 +41,7 @@ struct Builtin {
   std::string kind;
   bool namespaced = true;
   bool has_status = false;
+  bool has_scale = false;
   bool tracks_generation = false;
   std::vector<std::string> short_names{};
   std::vector<std::string> categories{};
@@ -61,6 +62,7 @@ ResourceInfo Make(Builtin b) {
   r.list_kind = r.kind + "List";
   r.namespaced = b.namespaced;
   r.has_status = b.has_status;
+  r.has_scale = b.has_scale;
   r.tracks_generation = b.tracks_generation;
   r.short_names = std::move(b.short_names);
   r.categories = std::move(b.categories);
@@ -187,33 +189,71 @@ std::vector<ResourceInfo> Builtins() {
                        "Route service traffic to pods with label keys and values "
                        "matching this selector.",
                        1)}}));
-  // apps/v1: only Deployments, for the deploy/ manifests; nothing rolls them out here (no
-  // ReplicaSets, no pods), so they are stored, validated and printed. kube's strategy bumps the
-  // generation on any change outside metadata and status.
-  out.push_back(Make(
-      {.group = "apps",
-       .resource = "deployments",
-       .kind = "Deployment",
-       .has_status = true,
-       .tracks_generation = true,
-       .short_names = {"deploy"},
-       .categories = {"all"},
-       .columns = {
-           Col("Ready", "Number of the pod with ready state"),
-           Col("Up-to-date",
-               "Total number of non-terminated pods targeted by this deployment that have the "
-               "desired template spec.",
-               0, "integer"),
-           Col("Available",
-               "Total number of available pods (ready for at least minReadySeconds) targeted by "
-               "this deployment.",
-               0, "integer"),
-           Age(), Col("Containers", "Names of each container in the template.", 1),
-           Col("Images", "Images referenced by each container in the template.", 1),
-           Col("Selector",
-               "Label selector for pods. Existing ReplicaSets whose pods are selected by this "
-               "will be the ones affected by this deployment.",
-               1)}}));
+  // apps/v1: the workload kinds `slicewright dev` rolls out (controllers/workloads), in
+  // kube-apiserver's discovery order. kube's strategies bump the generation on any change outside
+  // metadata and status; each serves the scale subresource.
+  const auto containers_images = [] {
+    return std::vector<PrinterColumn>{
+        Col("Containers", "Names of each container in the template.", 1),
+        Col("Images", "Images referenced by each container in the template.", 1)};
+  };
+  std::vector<PrinterColumn> deployment_columns = {
+      Col("Ready", "Number of the pod with ready state"),
+      Col("Up-to-date",
+          "Total number of non-terminated pods targeted by this deployment that have the "
+          "desired template spec.",
+          0, "integer"),
+      Col("Available",
+          "Total number of available pods (ready for at least minReadySeconds) targeted by "
+          "this deployment.",
+          0, "integer"),
+      Age()};
+  for (PrinterColumn& c : containers_images()) deployment_columns.push_back(std::move(c));
+  deployment_columns.push_back(
+      Col("Selector",
+          "Label selector for pods. Existing ReplicaSets whose pods are selected by this "
+          "will be the ones affected by this deployment.",
+          1));
+  out.push_back(Make({.group = "apps",
+                      .resource = "deployments",
+                      .kind = "Deployment",
+                      .has_status = true,
+                      .has_scale = true,
+                      .tracks_generation = true,
+                      .short_names = {"deploy"},
+                      .categories = {"all"},
+                      .columns = std::move(deployment_columns)}));
+  std::vector<PrinterColumn> replicaset_columns = {
+      Col("Desired", "Number of desired pods.", 0, "integer"),
+      Col("Current", "Number of actual replicas.", 0, "integer"),
+      Col("Ready", "The number of ready replicas for this replica set.", 0, "integer"), Age()};
+  for (PrinterColumn& c : containers_images()) replicaset_columns.push_back(std::move(c));
+  replicaset_columns.push_back(
+      Col("Selector",
+          "Selector is a label query over pods that should match the replica count. If it is "
+          "empty, it is defaulted to the labels on Pod template.",
+          1));
+  out.push_back(Make({.group = "apps",
+                      .resource = "replicasets",
+                      .kind = "ReplicaSet",
+                      .has_status = true,
+                      .has_scale = true,
+                      .tracks_generation = true,
+                      .short_names = {"rs"},
+                      .categories = {"all"},
+                      .columns = std::move(replicaset_columns)}));
+  std::vector<PrinterColumn> statefulset_columns = {
+      Col("Ready", "Number of the pod with ready state"), Age()};
+  for (PrinterColumn& c : containers_images()) statefulset_columns.push_back(std::move(c));
+  out.push_back(Make({.group = "apps",
+                      .resource = "statefulsets",
+                      .kind = "StatefulSet",
+                      .has_status = true,
+                      .has_scale = true,
+                      .tracks_generation = true,
+                      .short_names = {"sts"},
+                      .categories = {"all"},
+                      .columns = std::move(statefulset_columns)}));
   // discovery.k8s.io/v1: kube's strategy bumps the generation of an EndpointSlice whenever
   // anything but metadata (or its labels) changes, and the slice tracker relies on it.
   out.push_back(

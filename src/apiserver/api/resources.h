@@ -34,6 +34,9 @@ struct ResourceInfo {
   std::string list_kind;  // "PodList"
   bool namespaced = true;
   bool has_status = false;  // serves the status subresource (spec and status updates split)
+  // Serves the scale subresource (autoscaling/v1 Scale over spec.replicas, status.replicas and
+  // spec.selector), as apps/v1's workload kinds do.
+  bool has_scale = false;
   std::vector<std::string> short_names;
   std::vector<std::string> categories;
   // Whether writes bump metadata.generation as kube's strategy does: custom resources and CRDs on

@@ -480,57 +480,59 @@ std::vector<json> EventCells(const json& ev, bool core, Clock::time_point now) {
 
 // ---- deploy/'s kinds: Deployment, PodDisruptionBudget, RBAC ----
 
-// metav1.LabelSelector in the form LabelSelectorAsSelector(...).String() prints it: the
-// requirements sorted by key, "k=v", "k in (a,b)", "k notin (a)", "k" and "!k".
-std::string LabelSelectorText(const json& selector) {
-  std::vector<std::pair<std::string, std::string>> requirements;
-  if (Get(selector, "matchLabels").is_object()) {
-    for (const auto& [k, v] : Get(selector, "matchLabels").items()) {
-      requirements.emplace_back(k, k + "=" + Str(v));
-    }
-  }
-  for (const json& e : Arr(Get(selector, "matchExpressions"))) {
-    const std::string key = Str(Get(e, "key"));
-    const std::string op = Str(Get(e, "operator"));
-    std::vector<std::string> values;
-    for (const json& v : Arr(Get(e, "values"))) values.push_back(Str(v));
-    std::sort(values.begin(), values.end());
-    if (op == "In") {
-      requirements.emplace_back(key, key + " in (" + Join(values, ",") + ")");
-    } else if (op == "NotIn") {
-      requirements.emplace_back(key, key + " notin (" + Join(values, ",") + ")");
-    } else if (op == "Exists") {
-      requirements.emplace_back(key, key);
-    } else if (op == "DoesNotExist") {
-      requirements.emplace_back(key, "!" + key);
-    }
-  }
-  std::stable_sort(requirements.begin(), requirements.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<std::string> parts;
-  for (const auto& [key, text] : requirements) parts.push_back(text);
-  return Join(parts, ",");
-}
-
-std::vector<json> DeploymentCells(const json& deploy, Clock::time_point now) {
-  const json& spec = Get(deploy, "spec");
-  const json& status = Get(deploy, "status");
-  // apps/v1 defaults spec.replicas to 1.
-  const std::int64_t desired =
-      Get(spec, "replicas").is_number_integer() ? Int(Get(spec, "replicas")) : 1;
+// The template's container names and images, comma-joined, for the wide columns.
+std::pair<std::string, std::string> TemplateContainers(const json& spec) {
   std::vector<std::string> names;
   std::vector<std::string> images;
   for (const json& c : Arr(Path(spec, {"template", "spec", "containers"}))) {
     names.push_back(Str(Get(c, "name")));
     images.push_back(Str(Get(c, "image")));
   }
-  return {std::to_string(Int(Get(status, "readyReplicas"))) + "/" + std::to_string(desired),
+  return {Join(names, ","), Join(images, ",")};
+}
+
+// apps/v1 defaults spec.replicas to 1.
+std::int64_t DesiredReplicas(const json& spec) {
+  return Get(spec, "replicas").is_number_integer() ? Int(Get(spec, "replicas")) : 1;
+}
+
+std::vector<json> DeploymentCells(const json& deploy, Clock::time_point now) {
+  const json& spec = Get(deploy, "spec");
+  const json& status = Get(deploy, "status");
+  auto [names, images] = TemplateContainers(spec);
+  return {std::to_string(Int(Get(status, "readyReplicas"))) + "/" +
+              std::to_string(DesiredReplicas(spec)),
           Int(Get(status, "updatedReplicas")),
           Int(Get(status, "availableReplicas")),
           Since(Path(deploy, {"metadata", "creationTimestamp"}), now),
-          Join(names, ","),
-          Join(images, ","),
+          std::move(names),
+          std::move(images),
           LabelSelectorText(Get(spec, "selector"))};
+}
+
+// printReplicaSet: Desired, Current, Ready, Age, then the wide columns.
+std::vector<json> ReplicaSetCells(const json& rs, Clock::time_point now) {
+  const json& spec = Get(rs, "spec");
+  const json& status = Get(rs, "status");
+  auto [names, images] = TemplateContainers(spec);
+  return {DesiredReplicas(spec),
+          Int(Get(status, "replicas")),
+          Int(Get(status, "readyReplicas")),
+          Since(Path(rs, {"metadata", "creationTimestamp"}), now),
+          std::move(names),
+          std::move(images),
+          LabelSelectorText(Get(spec, "selector"))};
+}
+
+// printStatefulSet: "ready/desired", Age, then the wide columns.
+std::vector<json> StatefulSetCells(const json& sts, Clock::time_point now) {
+  const json& spec = Get(sts, "spec");
+  const json& status = Get(sts, "status");
+  auto [names, images] = TemplateContainers(spec);
+  return {std::to_string(Int(Get(status, "readyReplicas"))) + "/" +
+              std::to_string(DesiredReplicas(spec)),
+          Since(Path(sts, {"metadata", "creationTimestamp"}), now), std::move(names),
+          std::move(images)};
 }
 
 // An IntOrString budget: the number, the percentage, or "N/A" when unset.
@@ -606,6 +608,8 @@ std::vector<json> BuiltinCells(const ResourceInfo& info, const json& obj, Clock:
     return {OrNone(Str(Path(obj, {"spec", "holderIdentity"}))), Since(created, now)};
   }
   if (g == "apps" && r == "deployments") return DeploymentCells(obj, now);
+  if (g == "apps" && r == "replicasets") return ReplicaSetCells(obj, now);
+  if (g == "apps" && r == "statefulsets") return StatefulSetCells(obj, now);
   if (g == "policy" && r == "poddisruptionbudgets") return PodDisruptionBudgetCells(obj, now);
   if (g == "rbac.authorization.k8s.io" && (r == "rolebindings" || r == "clusterrolebindings")) {
     return RoleBindingCells(obj, now);
@@ -799,6 +803,36 @@ json ToTable(const ResourceInfo& info, const std::vector<const json*>& objects,
             {"columnDefinitions", json::array()},
             {"rows", json::array()}};
   }
+}
+
+std::string LabelSelectorText(const json& selector) {
+  std::vector<std::pair<std::string, std::string>> requirements;
+  if (Get(selector, "matchLabels").is_object()) {
+    for (const auto& [k, v] : Get(selector, "matchLabels").items()) {
+      requirements.emplace_back(k, k + "=" + Str(v));
+    }
+  }
+  for (const json& e : Arr(Get(selector, "matchExpressions"))) {
+    const std::string key = Str(Get(e, "key"));
+    const std::string op = Str(Get(e, "operator"));
+    std::vector<std::string> values;
+    for (const json& v : Arr(Get(e, "values"))) values.push_back(Str(v));
+    std::sort(values.begin(), values.end());
+    if (op == "In") {
+      requirements.emplace_back(key, key + " in (" + Join(values, ",") + ")");
+    } else if (op == "NotIn") {
+      requirements.emplace_back(key, key + " notin (" + Join(values, ",") + ")");
+    } else if (op == "Exists") {
+      requirements.emplace_back(key, key);
+    } else if (op == "DoesNotExist") {
+      requirements.emplace_back(key, "!" + key);
+    }
+  }
+  std::stable_sort(requirements.begin(), requirements.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> parts;
+  for (const auto& [key, text] : requirements) parts.push_back(text);
+  return Join(parts, ",");
 }
 
 std::string HumanDuration(std::chrono::nanoseconds d) {

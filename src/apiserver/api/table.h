@@ -39,6 +39,11 @@ nlohmann::json ToTable(const ResourceInfo& info, const std::vector<const nlohman
                        std::string_view resource_version, std::string_view continue_token,
                        IncludeObject include, std::chrono::system_clock::time_point now);
 
+// A metav1.LabelSelector as LabelSelectorAsSelector(...).String() prints it: requirements sorted
+// by key, "k=v", "k in (a,b)", "k notin (a)", "k" and "!k". The Scale subresource's
+// status.selector and the wide Selector columns.
+std::string LabelSelectorText(const nlohmann::json& selector);
+
 // k8s.io/apimachinery duration.HumanDuration: "45s", "2m5s", "15m", "3h20m", "12h", "3d4h",
 // "45d", "2y30d", "9y"; "0s" just below zero and "<invalid>" for a time more than 2s ahead.
 std::string HumanDuration(std::chrono::nanoseconds d);

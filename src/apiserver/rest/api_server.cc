@@ -414,6 +414,8 @@ struct ApiServer::Impl {
   HttpResponse HandleDelete(HttpRequest& request, const ResourceInfo& info, const RequestInfo& ri);
   HttpResponse HandleDeleteCollection(HttpRequest& request, const ResourceInfo& info,
                                       const RequestInfo& ri);
+  // GET, PUT and PATCH of the autoscaling/v1 Scale subresource (`kubectl scale`).
+  HttpResponse HandleScale(HttpRequest& request, const ResourceInfo& info, const RequestInfo& ri);
   Result<ObjectFilter> FilterFromRequest(const HttpRequest& request, const ResourceInfo& info);
   HttpResponse ObjectResponse(const HttpRequest& request, const ResourceInfo& info, int status,
                               const std::string& json);
@@ -1828,6 +1830,10 @@ HttpResponse ApiServer::Impl::HandleResource(HttpRequest& request, const Request
   if (info == nullptr || (!info->namespaced && !ri.namespace_.empty())) {
     return StatusResponse(not_found);
   }
+  if (ri.subresource == "scale" && info->has_scale && !ri.name.empty() &&
+      (ri.verb == "get" || ri.verb == "update" || ri.verb == "patch")) {
+    return HandleScale(request, *info, ri);
+  }
   const bool namespace_finalize =
       IsCoreResource(*info, "namespaces") && ri.subresource == "finalize";
   if (!ri.subresource.empty() && !(ri.subresource == "status" && info->has_status) &&
@@ -1877,6 +1883,114 @@ HttpResponse ApiServer::Impl::HandleResource(HttpRequest& request, const Request
   }
   return StatusResponse(Status(StatusCode::kMethodNotAllowed,
                                "the server does not allow this method on the requested resource"));
+}
+
+namespace {
+
+// The autoscaling/v1 Scale of a workload object, as kube's scale REST storage builds it.
+Json ScaleOf(const Json& object) {
+  const Json& metadata = object["metadata"];
+  Json scale_meta = Json::object();
+  for (const char* key : {"name", "namespace", "uid", "resourceVersion", "creationTimestamp"}) {
+    if (metadata.contains(key)) {
+      scale_meta[key] = metadata[key];
+    }
+  }
+  const Json* spec = ObjectField(object, "spec");
+  const Json* status = ObjectField(object, "status");
+  const Json* selector = spec == nullptr ? nullptr : ObjectField(*spec, "selector");
+  return Json{{"kind", "Scale"},
+              {"apiVersion", "autoscaling/v1"},
+              {"metadata", std::move(scale_meta)},
+              {"spec", {{"replicas", spec ? IntField(*spec, "replicas").value_or(1) : 1}}},
+              {"status",
+               {{"replicas", status ? IntField(*status, "replicas").value_or(0) : 0},
+                {"selector", selector ? LabelSelectorText(*selector) : ""}}}};
+}
+
+}  // namespace
+
+HttpResponse ApiServer::Impl::HandleScale(HttpRequest& request, const ResourceInfo& info,
+                                          const RequestInfo& ri) {
+  const StatusDetails details{ri.name, info.group, info.resource, info.kind};
+  if (ri.verb == "get") {
+    Result<StoredObject> stored = storage->Get(info.Key(ri.namespace_, ri.name));
+    if (!stored.ok()) {
+      return StatusResponse(stored.status().code() == StatusCode::kNotFound
+                                ? NotFound(info, ri.name)
+                                : stored.status(),
+                            details);
+    }
+    Result<Json> object = ParseJson(stored->record->json, "stored object");
+    if (!object.ok()) {
+      return StatusResponse(object.status(), details);
+    }
+    return JsonResponse(200, DumpJson(ScaleOf(*object)));
+  }
+  Result<bool> dry_run = DryRun(request);
+  if (!dry_run.ok()) {
+    return StatusResponse(dry_run.status());
+  }
+  std::optional<PatchType> patch_type;
+  Json put_body;
+  if (ri.verb == "patch") {
+    Result<PatchType> type = PatchTypeFromContentType(request.Header("content-type"));
+    if (!type.ok() || *type == PatchType::kApplyPatch) {
+      return StatusResponse(Status(StatusCode::kUnsupportedMediaType,
+                                   "the body of the request was in an unknown format - accepted "
+                                   "media types include: application/json-patch+json, "
+                                   "application/merge-patch+json, "
+                                   "application/strategic-merge-patch+json"));
+    }
+    patch_type = *type;
+  } else {
+    Result<Json> body = ParseJson(request.body, "request body");
+    if (!body.ok()) {
+      return StatusResponse(body.status());
+    }
+    put_body = std::move(body).value();
+  }
+  Result<StoredObject> updated = UpdateObject(
+      info, ri.namespace_, ri.name, /*status_subresource=*/false, *dry_run,
+      [&](const Json& current) -> Result<Json> {
+        Json scale = ScaleOf(current);
+        if (patch_type) {
+          SW_ASSIGN_OR_RETURN(
+              scale, ApplyPatch(scale, request.body, *patch_type, "autoscaling/v1", "Scale"));
+        } else {
+          scale = put_body;
+        }
+        const Json* spec = scale.is_object() ? ObjectField(scale, "spec") : nullptr;
+        const std::optional<std::int64_t> replicas =
+            spec == nullptr ? std::nullopt : IntField(*spec, "replicas");
+        if (!replicas || *replicas < 0) {
+          FieldErrors errors;
+          errors.Invalid(
+              "spec.replicas",
+              spec != nullptr && spec->contains("replicas") ? (*spec)["replicas"] : Json(nullptr),
+              "must be greater than or equal to 0");
+          return errors.ToStatus("Scale.autoscaling", ri.name);
+        }
+        Json result = current;
+        result["spec"]["replicas"] = *replicas;
+        // A resourceVersion in the Scale guards the write as it would the object's.
+        const Json* metadata = Metadata(scale);
+        const std::string rv = metadata ? StringOr(*metadata, "resourceVersion") : "";
+        if (rv.empty() || rv == StringOr(current["metadata"], "resourceVersion")) {
+          result["metadata"].erase("resourceVersion");
+        } else {
+          result["metadata"]["resourceVersion"] = rv;
+        }
+        return result;
+      });
+  if (!updated.ok()) {
+    return StatusResponse(AsServed(info, updated.status()), details);
+  }
+  Result<Json> object = ParseJson(updated->record->json, "stored object");
+  if (!object.ok()) {
+    return StatusResponse(object.status(), details);
+  }
+  return JsonResponse(200, DumpJson(ScaleOf(*object)));
 }
 
 HttpResponse ApiServer::Impl::HandleGet(HttpRequest& request, const ResourceInfo& info,

@@ -465,6 +465,55 @@ void DefaultDeployment(Json& object) {
   }
 }
 
+// apps/v1 SetDefaults_ReplicaSet and the template's PodSpec defaults.
+void DefaultReplicaSet(Json& object) {
+  Json* spec = EnsureObject(object, "spec");
+  if (spec == nullptr) {
+    return;
+  }
+  if (!spec->contains("replicas")) {
+    (*spec)["replicas"] = 1;
+  }
+  if (Json* tmpl = EnsureObject(*spec, "template")) {
+    DefaultPodSpec(EnsureObject(*tmpl, "spec"));
+  }
+}
+
+// apps/v1 SetDefaults_StatefulSet (v1.32, with StatefulSetAutoDeletePVC on) and the template's
+// PodSpec defaults.
+void DefaultStatefulSet(Json& object) {
+  Json* spec = EnsureObject(object, "spec");
+  if (spec == nullptr) {
+    return;
+  }
+  const std::pair<const char*, Json> defaults[] = {
+      {"replicas", 1},
+      {"revisionHistoryLimit", 10},
+      {"podManagementPolicy", "OrderedReady"},
+      {"persistentVolumeClaimRetentionPolicy",
+       Json{{"whenDeleted", "Retain"}, {"whenScaled", "Retain"}}},
+  };
+  for (const auto& [key, value] : defaults) {
+    if (!spec->contains(key)) {
+      (*spec)[key] = value;
+    }
+  }
+  if (Json* strategy = EnsureObject(*spec, "updateStrategy")) {
+    if (!strategy->contains("type")) {
+      (*strategy)["type"] = "RollingUpdate";
+    }
+    if (StringOr(*strategy, "type") == "RollingUpdate") {
+      if (Json* rolling = EnsureObject(*strategy, "rollingUpdate");
+          rolling != nullptr && !rolling->contains("partition")) {
+        (*rolling)["partition"] = 0;
+      }
+    }
+  }
+  if (Json* tmpl = EnsureObject(*spec, "template")) {
+    DefaultPodSpec(EnsureObject(*tmpl, "spec"));
+  }
+}
+
 // Whether a metav1.LabelSelector selects `labels` (matchLabels and the four operators).
 bool SelectorMatches(const Json& selector, const Json* labels) {
   const auto value_of = [labels](const std::string& key) -> const std::string* {
@@ -502,9 +551,12 @@ bool SelectorEmpty(const Json& selector) {
          (expressions == nullptr || expressions->empty());
 }
 
-// apps/v1 ValidateDeploymentSpec, the parts a manifest gets wrong: replicas, the selector and
-// its match with the template's labels, and the template's pod spec (validated as a Pod's).
-void ValidateDeployment(const Json& object, FieldErrors& errors) {
+// apps/v1 ValidateDeploymentSpec, ValidateReplicaSetSpec and ValidateStatefulSetSpec, the parts
+// a manifest gets wrong: replicas, the selector and its match with the template's labels, and
+// the template's pod spec (validated as a Pod's). `selector_kind` is the word kube's empty
+// selector message ends with: "deployment" for Deployments and (upstream's wording) ReplicaSets,
+// "statefulset" for StatefulSets.
+void ValidateWorkload(const Json& object, std::string_view selector_kind, FieldErrors& errors) {
   const Json* spec = ObjectField(object, "spec");
   if (spec == nullptr) {
     errors.Required("spec");
@@ -520,7 +572,8 @@ void ValidateDeployment(const Json& object, FieldErrors& errors) {
   if (selector == nullptr) {
     errors.Required("spec.selector");
   } else if (SelectorEmpty(*selector)) {
-    errors.Invalid("spec.selector", *selector, "empty selector is invalid for deployment");
+    errors.Invalid("spec.selector", *selector,
+                   "empty selector is invalid for " + std::string(selector_kind));
   } else if (!SelectorMatches(*selector, tmpl_labels)) {
     errors.Invalid("spec.template.metadata.labels",
                    tmpl_labels == nullptr ? Json::object() : *tmpl_labels,
@@ -951,6 +1004,10 @@ void ApplyDefaults(const ResourceInfo& info, Json& object) {
     }
   } else if (info.group == "apps" && info.resource == "deployments") {
     DefaultDeployment(object);
+  } else if (info.group == "apps" && info.resource == "replicasets") {
+    DefaultReplicaSet(object);
+  } else if (info.group == "apps" && info.resource == "statefulsets") {
+    DefaultStatefulSet(object);
   } else if (info.group == "discovery.k8s.io" && info.resource == "endpointslices") {
     if (Json* ports = ArrayField(object, "ports")) {
       for (Json& port : *ports) {
@@ -972,8 +1029,11 @@ void ValidateKind(const ResourceInfo& info, const Json& object, const Json* old,
     ValidateEndpoints(object, errors);
   } else if (info.group == "discovery.k8s.io" && info.resource == "endpointslices") {
     ValidateEndpointSlice(object, old, errors);
-  } else if (info.group == "apps" && info.resource == "deployments") {
-    ValidateDeployment(object, errors);
+  } else if (info.group == "apps" &&
+             (info.resource == "deployments" || info.resource == "replicasets")) {
+    ValidateWorkload(object, "deployment", errors);
+  } else if (info.group == "apps" && info.resource == "statefulsets") {
+    ValidateWorkload(object, "statefulset", errors);
   } else if (info.group == "policy" && info.resource == "poddisruptionbudgets") {
     ValidatePodDisruptionBudget(object, errors);
   } else if (info.group == "rbac.authorization.k8s.io") {

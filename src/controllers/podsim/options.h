@@ -27,6 +27,8 @@ struct PodSimulatorOptions {
   std::string node_cpu = "8";
   std::string node_memory = "32Gi";
   std::string node_max_pods = "110";
+  // status.nodeInfo.kubeletVersion and kubeProxyVersion (the Node table's VERSION column).
+  std::string kubelet_version = "v1.32.0";
 
   // Pod addresses: IPv4 always, IPv6 too when dual_stack.
   std::string pod_cidr_v4 = "10.244.0.0/16";

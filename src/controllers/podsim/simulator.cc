@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "slicewright/base/log.h"
 #include "slicewright/base/status.h"
@@ -54,6 +57,43 @@ model::ObjectReference ReferenceTo(const model::Pod& pod) {
   ref.uid = pod.metadata.uid;
   ref.resource_version = pod.metadata.resource_version;
   return ref;
+}
+
+// 64 bits of FNV-1a over `text`, seeded: the simulated container and image IDs.
+std::uint64_t Fnv1a(std::string_view text, std::uint64_t seed) {
+  std::uint64_t hash = 14695981039346656037ULL ^ seed;
+  for (char ch : text) {
+    hash ^= static_cast<unsigned char>(ch);
+    hash *= 1099511628211ULL;
+  }
+  return hash;
+}
+
+// A 64-hex-digit ID derived from `text`, shaped like a container runtime's (stable across syncs,
+// so status patches do not churn).
+std::string HexId(std::string_view text) {
+  std::string out;
+  for (std::uint64_t seed = 0; seed < 4; ++seed) {
+    out += fmt::format("{:016x}", Fnv1a(text, seed));
+  }
+  return out;
+}
+
+// status.containerStatuses for a running pod: every container started, ready with the pod.
+std::vector<codec::RunningContainerStatus> ContainerStatuses(const model::Pod& pod, bool ready,
+                                                             const model::Time& started_at) {
+  std::vector<codec::RunningContainerStatus> out;
+  for (const model::Container& container : pod.spec.containers) {
+    codec::RunningContainerStatus status;
+    status.name = container.name;
+    status.image = container.image;
+    status.image_id = container.image + "@sha256:" + HexId(container.image);
+    status.container_id = "containerd://" + HexId(pod.metadata.uid + "/" + container.name);
+    status.ready = ready;
+    status.started_at = started_at;
+    out.push_back(std::move(status));
+  }
+  return out;
 }
 
 // One condition as the pod should have it, keeping its transition time when its status stays.
@@ -206,6 +246,18 @@ Status PodSimulator::RegisterNodes() {
                               {"memory", options_.node_memory},
                               {"pods", options_.node_max_pods}};
     registration.now = WallNow();
+    // What KWOK's nodes report (its fake kubelet's defaults), with per-node stable IDs.
+    codec::NodeSystemInfo& info = registration.node_info;
+    info.machine_id = HexId(node.name).substr(0, 32);
+    info.system_uuid = HexId("uuid/" + node.name).substr(0, 32);
+    info.boot_id = HexId("boot/" + node.name).substr(0, 32);
+    info.kernel_version = "6.1.0-slicewright";
+    info.os_image = "slicewright simulated node";
+    info.container_runtime_version = "containerd://1.7.0-simulated";
+    info.kubelet_version = options_.kubelet_version;
+    info.kube_proxy_version = options_.kubelet_version;
+    info.operating_system = "linux";
+    info.architecture = "amd64";
     Result<std::string> created =
         client_.Create(client::NodesResource(), "", codec::EncodeNodeRegistration(registration));
     if (created.ok()) {
@@ -533,6 +585,14 @@ Status PodSimulator::WriteStatus(const model::Pod& pod, const SimulatedNode& nod
     patch.start_time = now;
   }
   patch.conditions = std::move(conditions);
+  model::Time started_at = now;
+  {
+    std::lock_guard lock(mu_);
+    Tracked& tracked = tracked_[cache::KeyOf(pod)];
+    if (!tracked.started_at) tracked.started_at = now;
+    started_at = *tracked.started_at;
+  }
+  patch.container_statuses = ContainerStatuses(pod, ready, started_at);
   Result<model::Pod> written =
       pods_.Patch(pod.metadata.namespace_, pod.metadata.name, client::PatchType::kMergePatch,
                   codec::EncodePodStatusPatch(patch), "status");

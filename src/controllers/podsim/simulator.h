@@ -68,6 +68,7 @@ class PodSimulator final {
     std::string uid;
     std::string node;  // "" until bound to a simulated node
     Clock::TimePoint ready_at;
+    std::optional<model::Time> started_at;    // when its containers first ran (wall time)
     std::optional<Clock::TimePoint> stop_at;  // terminating: its containers have stopped
     std::optional<Clock::TimePoint> delete_at;
     // (network "ns/name", allocation owner) of each secondary attachment.

@@ -190,6 +190,21 @@ TEST(DiscoveryTest, DeployKinds) {
       "namespaced":true,"kind":"Deployment","verbs":["create","delete","deletecollection","get",
       "list","patch","update","watch"],"shortNames":["deploy"],"categories":["all"]})"));
   EXPECT_NE(FindByName((*apps)["resources"], "name", "deployments/status"), nullptr);
+  // The workload kinds serve autoscaling/v1 Scale, as `kubectl scale` looks it up.
+  for (const char* resource : {"deployments", "replicasets", "statefulsets"}) {
+    SCOPED_TRACE(resource);
+    const json* scale = FindByName((*apps)["resources"], "name", std::string(resource) + "/scale");
+    ASSERT_NE(scale, nullptr);
+    EXPECT_EQ((*scale)["group"], "autoscaling");
+    EXPECT_EQ((*scale)["version"], "v1");
+    EXPECT_EQ((*scale)["kind"], "Scale");
+  }
+  const json* statefulsets = FindByName((*apps)["resources"], "name", "statefulsets");
+  ASSERT_NE(statefulsets, nullptr);
+  EXPECT_EQ((*statefulsets)["shortNames"], json::parse(R"(["sts"])"));
+  const json* replicasets = FindByName((*apps)["resources"], "name", "replicasets");
+  ASSERT_NE(replicasets, nullptr);
+  EXPECT_EQ((*replicasets)["shortNames"], json::parse(R"(["rs"])"));
 
   json groups = AggregatedDiscovery(registry, false, DiscoveryFormat::kAggregatedV2);
   std::map<std::string, const json*> by_resource;
@@ -206,6 +221,13 @@ TEST(DiscoveryTest, DeployKinds) {
   EXPECT_EQ((*pdb)["scope"], "Namespaced");
   EXPECT_EQ((*pdb)["shortNames"], json::parse(R"(["pdb"])"));
   EXPECT_EQ((*pdb)["subresources"][0]["subresource"], "status");
+  const json* sts = by_resource["apps/statefulsets"];
+  ASSERT_NE(sts, nullptr);
+  EXPECT_EQ((*sts)["subresources"], json::parse(R"([
+      {"subresource":"scale","responseKind":{"group":"autoscaling","version":"v1","kind":"Scale"},
+       "verbs":["get","patch","update"]},
+      {"subresource":"status","responseKind":{"group":"apps","version":"v1","kind":"StatefulSet"},
+       "verbs":["get","patch","update"]}])"));
   const struct {
     const char* resource;
     const char* scope;

@@ -33,6 +33,8 @@ TEST(ResourceRegistryTest, FindsBuiltins) {
       {"apiextensions.k8s.io", "customresourcedefinitions", "CustomResourceDefinition", false, true,
        true, "crd"},
       {"apps", "deployments", "Deployment", true, true, true, "deploy"},
+      {"apps", "replicasets", "ReplicaSet", true, true, true, "rs"},
+      {"apps", "statefulsets", "StatefulSet", true, true, true, "sts"},
       {"policy", "poddisruptionbudgets", "PodDisruptionBudget", true, true, true, "pdb"},
       {"rbac.authorization.k8s.io", "clusterroles", "ClusterRole", false, false, false, ""},
       {"rbac.authorization.k8s.io", "clusterrolebindings", "ClusterRoleBinding", false, false,
@@ -56,7 +58,13 @@ TEST(ResourceRegistryTest, FindsBuiltins) {
     }
   }
   EXPECT_EQ(registry.Find("", "v1", "deployments"), nullptr);
-  EXPECT_EQ(registry.Find("apps", "v1", "replicasets"), nullptr);
+  EXPECT_EQ(registry.Find("apps", "v1", "daemonsets"), nullptr);
+  // apps/v1's workloads serve the scale subresource and are in "all"; nothing else scales.
+  for (std::string_view resource : {"deployments", "replicasets", "statefulsets"}) {
+    EXPECT_TRUE(registry.Find("apps", "v1", resource)->has_scale) << resource;
+    EXPECT_EQ(registry.Find("apps", "v1", resource)->categories, std::vector<std::string>{"all"});
+  }
+  EXPECT_FALSE(registry.Find("", "v1", "pods")->has_scale);
   // Singular names are the lower-cased kinds, as kube-apiserver lists them.
   EXPECT_EQ(registry.Find("rbac.authorization.k8s.io", "v1", "clusterrolebindings")->singular,
             "clusterrolebinding");

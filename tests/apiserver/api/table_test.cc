@@ -221,6 +221,24 @@ TEST(TableTest, DeployKinds) {
   // An unset spec.replicas is apps/v1's default of one; no status is zero of everything.
   EXPECT_EQ(Cells(*deployments, json::parse(R"({"metadata":{"name":"d"},"spec":{}})")),
             json::parse(R"(["d","0/1",0,0,"<unknown>","","",""])"));
+  // ReplicaSets: desired, current, ready; StatefulSets: ready/desired.
+  ResourcePtr replicasets = registry.Find("apps", "v1", "replicasets");
+  EXPECT_EQ(ColumnNames(ToTable(*replicasets, {}, "1", "", IncludeObject::kNone, kNow)),
+            (std::vector<std::string>{"Name", "Desired", "Current", "Ready", "Age", "Containers",
+                                      "Images", "Selector"}));
+  EXPECT_EQ(
+      Cells(*replicasets, json::parse(R"({"metadata":{"name":"web-abc"},"spec":{
+      "replicas":3,"selector":{"matchLabels":{"app":"web","pod-template-hash":"abc"}},
+      "template":{"spec":{"containers":[{"name":"m","image":"i:1"}]}}},
+      "status":{"replicas":2,"readyReplicas":1}})")),
+      json::parse(R"(["web-abc",3,2,1,"<unknown>","m","i:1","app=web,pod-template-hash=abc"])"));
+  ResourcePtr statefulsets = registry.Find("apps", "v1", "statefulsets");
+  EXPECT_EQ(ColumnNames(ToTable(*statefulsets, {}, "1", "", IncludeObject::kNone, kNow)),
+            (std::vector<std::string>{"Name", "Ready", "Age", "Containers", "Images"}));
+  EXPECT_EQ(Cells(*statefulsets, json::parse(R"({"metadata":{"name":"db"},"spec":{"replicas":3,
+      "template":{"spec":{"containers":[{"name":"pg","image":"postgres"}]}}},
+      "status":{"readyReplicas":2}})")),
+            json::parse(R"(["db","2/3","<unknown>","pg","postgres"])"));
   EXPECT_EQ(Cells(*registry.Find("policy", "v1", "poddisruptionbudgets"),
                   json::parse(R"({"metadata":{"name":"p"},"spec":{"maxUnavailable":"50%"},
                       "status":{"disruptionsAllowed":1}})")),

@@ -950,6 +950,73 @@ TEST_F(ApiServerTest, DeployKindsRoundTrip) {
   EXPECT_EQ(Call("GET", "/apis/rbac.authorization.k8s.io/v1/clusterroles/sw").status, 404);
 }
 
+// apps/v1 ReplicaSets and StatefulSets: kube's defaults, the selector check with kube's
+// messages, and the autoscaling/v1 Scale subresource `kubectl scale` reads and patches, which
+// bumps the generation like any spec change.
+TEST_F(ApiServerTest, WorkloadKindsDefaultValidateAndScale) {
+  const Json tmpl = {{"metadata", {{"labels", {{"app", "db"}}}}},
+                     {"spec", {{"containers", {{{"name", "m"}, {"image", "pg"}}}}}}};
+  const std::string statefulsets = "/apis/apps/v1/namespaces/default/statefulsets";
+  Json sts = {{"apiVersion", "apps/v1"},
+              {"kind", "StatefulSet"},
+              {"metadata", {{"name", "db"}}},
+              {"spec",
+               {{"serviceName", "db"},
+                {"selector", {{"matchLabels", {{"app", "db"}}}}},
+                {"template", tmpl}}}};
+  Json created = CallJson("POST", statefulsets, sts, 201);
+  EXPECT_EQ(created["spec"]["replicas"], 1);
+  EXPECT_EQ(created["spec"]["revisionHistoryLimit"], 10);
+  EXPECT_EQ(created["spec"]["podManagementPolicy"], "OrderedReady");
+  EXPECT_EQ(created["spec"]["updateStrategy"],
+            (Json{{"type", "RollingUpdate"}, {"rollingUpdate", {{"partition", 0}}}}));
+  EXPECT_EQ(created["spec"]["template"]["spec"]["dnsPolicy"], "ClusterFirst");
+  EXPECT_EQ(created["metadata"]["generation"], 1);
+
+  // GET, merge PATCH (what `kubectl scale` sends) and PUT of the Scale.
+  Json scale = CallJson("GET", statefulsets + "/db/scale", nullptr, 200);
+  EXPECT_EQ(scale["kind"], "Scale");
+  EXPECT_EQ(scale["apiVersion"], "autoscaling/v1");
+  EXPECT_EQ(scale["spec"]["replicas"], 1);
+  EXPECT_EQ(scale["status"], (Json{{"replicas", 0}, {"selector", "app=db"}}));
+  scale = CallJson("PATCH", statefulsets + "/db/scale", Json{{"spec", {{"replicas", 3}}}}, 200,
+                   "application/merge-patch+json");
+  EXPECT_EQ(scale["spec"]["replicas"], 3);
+  Json stored = Get(statefulsets + "/db");
+  EXPECT_EQ(stored["spec"]["replicas"], 3);
+  EXPECT_EQ(stored["metadata"]["generation"], 2);
+  scale["spec"]["replicas"] = 2;
+  EXPECT_EQ(CallJson("PUT", statefulsets + "/db/scale", scale, 200)["spec"]["replicas"], 2);
+  // A stale resourceVersion conflicts; a negative count is invalid, naming the field.
+  scale["spec"]["replicas"] = 5;
+  EXPECT_EQ(CallJson("PUT", statefulsets + "/db/scale", scale, 409)["reason"], "Conflict");
+  Json negative = CallJson("PATCH", statefulsets + "/db/scale", Json{{"spec", {{"replicas", -1}}}},
+                           422, "application/merge-patch+json");
+  EXPECT_EQ(negative["message"],
+            "Scale.autoscaling \"db\" is invalid: spec.replicas: Invalid value: -1: must be "
+            "greater than or equal to 0");
+  EXPECT_EQ(Call("GET", statefulsets + "/nope/scale").status, 404);
+  EXPECT_EQ(Call("GET", "/api/v1/namespaces/default/pods/p/scale").status, 404);
+
+  const std::string replicasets = "/apis/apps/v1/namespaces/default/replicasets";
+  Json rs = {{"apiVersion", "apps/v1"},
+             {"kind", "ReplicaSet"},
+             {"metadata", {{"name", "web"}}},
+             {"spec", {{"selector", {{"matchLabels", {{"app", "db"}}}}}, {"template", tmpl}}}};
+  EXPECT_EQ(CallJson("POST", replicasets, rs, 201)["spec"]["replicas"], 1);
+  EXPECT_EQ(CallJson("GET", replicasets + "/web/scale", nullptr, 200)["spec"]["replicas"], 1);
+
+  sts["metadata"]["name"] = "bad";
+  sts["spec"]["selector"] = Json::object();
+  EXPECT_EQ(CallJson("POST", statefulsets, sts, 422)["message"],
+            "StatefulSet.apps \"bad\" is invalid: spec.selector: Invalid value: {}: empty "
+            "selector is invalid for statefulset");
+  sts["spec"]["selector"] = {{"matchLabels", {{"app", "other"}}}};
+  EXPECT_EQ(CallJson("POST", statefulsets, sts, 422)["message"],
+            "StatefulSet.apps \"bad\" is invalid: spec.template.metadata.labels: Invalid value: "
+            "{\"app\":\"db\"}: `selector` does not match template `labels`");
+}
+
 // A namespaced deploy/ kind in a namespace that does not exist is NotFound, dry run included
 // (kube-apiserver's NamespaceLifecycle admission), and nothing is stored.
 TEST_F(ApiServerTest, DeployKindsNeedTheirNamespace) {
