@@ -304,6 +304,69 @@ bool ParseGoTime(std::string_view layout, std::string_view value, std::string& f
 
 namespace {
 
+constexpr std::string_view kQuantityFormatError =
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// resource.ParseQuantity's checks (parseQuantityString, then the suffixer): an empty string or a
+// malformed exponent is ErrFormatWrong, a suffix it does not know ErrSuffix. "" when it parses.
+std::string QuantityError(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.front() == '\n' ||
+                           text.front() == '\r')) {
+    text.remove_prefix(1);
+  }
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\n' ||
+                           text.back() == '\r')) {
+    text.remove_suffix(1);
+  }
+  if (text.empty()) {
+    return std::string(kQuantityFormatError);
+  }
+  std::size_t pos = 0;
+  if (text[0] == '-' || text[0] == '+') {
+    ++pos;
+  }
+  while (pos < text.size() && IsDigit(text[pos])) {
+    ++pos;
+  }
+  if (pos < text.size() && text[pos] == '.') {
+    ++pos;
+    while (pos < text.size() && IsDigit(text[pos])) {
+      ++pos;
+    }
+  }
+  const std::size_t suffix_start = pos;
+  while (pos < text.size() &&
+         std::string_view("eEinumkKMGTP").find(text[pos]) != std::string_view::npos) {
+    ++pos;
+  }
+  if (pos < text.size() && (text[pos] == '-' || text[pos] == '+')) {
+    ++pos;
+  }
+  while (pos < text.size() && IsDigit(text[pos])) {
+    ++pos;
+  }
+  if (pos < text.size()) {
+    return std::string(kQuantityFormatError);
+  }
+  const std::string_view suffix = text.substr(suffix_start);
+  static constexpr std::string_view kSuffixes[] = {"",  "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n",
+                                                   "u", "m",  "k",  "M",  "G",  "T",  "P",  "E"};
+  for (const std::string_view known : kSuffixes) {
+    if (suffix == known) {
+      return "";
+    }
+  }
+  if (suffix.size() > 1 && (suffix[0] == 'e' || suffix[0] == 'E')) {
+    std::int64_t exponent = 0;
+    if (GoAtoi(suffix.substr(1), exponent)) {
+      return "";  // a decimal exponent, "1e3"
+    }
+  }
+  return "unable to parse quantity's suffix";
+}
+
 // One walk over a body, as encoding/json's decodeState does it: the first type error is kept
 // and the walk goes on; an error from a type's own UnmarshalJSON (times, IntOrString) ends it.
 class Walker final {
@@ -542,12 +605,11 @@ class Walker final {
         }
         return;
       case Shape::kQuantity:
-        // Quantity.UnmarshalJSON parses the text of any JSON value; only strings and numbers
-        // can be quantities.
-        if (!value.is_string() && !value.is_number()) {
-          abort_ =
-              "quantities must match the regular expression "
-              "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+        // Quantity.UnmarshalJSON: ParseQuantity of the string, or of any other value's text.
+        if (std::string error = QuantityError(
+                value.is_string() ? value.get_ref<const std::string&>() : value.dump());
+            !error.empty()) {
+          abort_ = std::move(error);
         }
         return;
       case Shape::kFieldsV1:

@@ -95,6 +95,13 @@ TEST(StrictJsonTest, RefusesWhatGoCannotDecode) {
        "byte 1"},
       {"quantity as a bool", "v1", "ResourceQuota", R"({"spec": {"hard": {"cpu": true}}})",
        "quantities must match the regular expression"},
+      {"quantity garbage", "v1", "ResourceQuota", R"({"spec": {"hard": {"cpu": "lots"}}})",
+       "ResourceQuota in version \"v1\" cannot be handled as a ResourceQuota: quantities must "
+       "match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
+      {"quantity suffix", "v1", "ResourceQuota", R"({"spec": {"hard": {"memory": "1Ki-x"}}})",
+       "quantities must match the regular expression"},
+      {"quantity unknown suffix", "v1", "ResourceQuota", R"({"spec": {"hard": {"memory": "1KM"}}})",
+       "unable to parse quantity's suffix"},
       {"scale subresource body", "autoscaling/v1", "Scale", R"({"spec": {"replicas": "3"}})",
        "Scale in version \"v1\" cannot be handled as a Scale: json: cannot unmarshal string into "
        "Go struct field ScaleSpec.spec.replicas of type int32"},
@@ -118,12 +125,16 @@ TEST(StrictJsonTest, AcceptsWhatGoDecodes) {
                    "unknownField": {"x": 1}}})",
       R"({"spec": {"ports": [{"port": -2147483648, "targetPort": 8080}]}})",
       R"({"metadata": {"generation": 9223372036854775807}})",
+      R"({"spec": {"ports": [{"port": 80}]}, "status": {"loadBalancer": {}}})",
   };
   for (std::string_view text : bodies) {
     SCOPED_TRACE(text);
     json body = json::parse(text);
     EXPECT_TRUE(DecodeStrictJson("v1", "Service", body).ok());
   }
+  json quota = json::parse(R"({"spec": {"hard": {"cpu": "1500m", "memory": "1Gi", "pods": 2,
+      "storage": "1e3", "x": " 0.5 ", "y": "-1.5E-3", "z": "0", "w": ".5k"}}})");
+  EXPECT_TRUE(DecodeStrictJson("v1", "ResourceQuota", quota).ok());
   json custom = json::parse(R"({"spec": {"replicas": "many"}})");
   EXPECT_TRUE(DecodeStrictJson("example.com/v1", "Widget", custom).ok());
   json crd = json::parse(R"({"spec": {"versions": [{"name": "v1", "schema": {"openAPIV3Schema":
