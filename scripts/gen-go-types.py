@@ -231,7 +231,8 @@ class Generator:
     def message(self, key, name):
         if (key, name) in self.messages:
             return self.messages[(key, name)]
-        ident = "k" + key.replace("/", "_") + "_" + name
+        # kCoreV1ServicePort: the house's constant naming (kCamelCase).
+        ident = "k" + "".join(part[:1].upper() + part[1:] for part in key.split("/")) + name
         self.messages[(key, name)] = ident
         go = f"{PACKAGES[key][1]}.{name}"
         shape = SPECIAL.get((key, name))

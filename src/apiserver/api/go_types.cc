@@ -54,6 +54,22 @@ constexpr bool WellFormed(const Message& message) {
 }
 static_assert(std::ranges::all_of(kAllMessages, [](const Message* m) { return WellFormed(*m); }));
 
+// Struct values (and inline structs) are filled with their zero values when absent, so a cycle
+// through them would never end; recursion must go through pointers, slices or maps.
+constexpr bool ZeroFillEnds(const Message& message, int depth = 0) {
+  if (depth > 32) {
+    return false;
+  }
+  for (const Field& field : message.fields) {
+    if (field.kind == kMessage && (field.mode == kAlways || field.mode == kInline) &&
+        !ZeroFillEnds(*field.message, depth + 1)) {
+      return false;
+    }
+  }
+  return true;
+}
+static_assert(std::ranges::all_of(kAllMessages, [](const Message* m) { return ZeroFillEnds(*m); }));
+
 }  // namespace tables
 
 const Message* FindKind(std::string_view api_version, std::string_view kind) {
