@@ -50,14 +50,26 @@ enum class Shape : std::uint8_t {
 struct Message;
 
 struct Field {
-  std::uint32_t number;        // protobuf field number; 0 for JSON-only (inline TypeMeta)
-  std::string_view json_name;  // empty for kInline
-  Kind kind;
-  Mode mode;
+  // Arguments in table order; members in the order that packs them.
+  constexpr Field(std::uint32_t number_in, std::string_view json_name_in, Kind kind_in,
+                  Mode mode_in, const Message* message_in, std::string_view go_type_in,
+                  std::string_view elem_go_type_in)
+      : json_name(json_name_in),
+        message(message_in),
+        go_type(go_type_in),
+        elem_go_type(elem_go_type_in),
+        number(number_in),
+        kind(kind_in),
+        mode(mode_in) {}
+
+  std::string_view json_name;     // empty for kInline
   const Message* message;         // kMessage: the nested type (maps: the entry type)
   std::string_view go_type;       // the Go type as reflect prints it, pointer removed: "int32",
                                   // "[]v1.ServicePort", "map[string]string", "v1.ResourceList"
   std::string_view elem_go_type;  // slices and maps: the element's Go type ("v1.ServicePort")
+  std::uint32_t number;           // protobuf field number; 0 for JSON-only (inline TypeMeta)
+  Kind kind;
+  Mode mode;
 };
 
 struct Message {

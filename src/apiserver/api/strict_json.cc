@@ -273,7 +273,7 @@ bool ParseGoTime(std::string_view layout, std::string_view value, std::string& f
         if (zm > 60) {
           range = "time zone offset minute";
         }
-        zone_offset = (zh * 60 + zm) * 60;
+        zone_offset = (std::int64_t{zh} * 60 + zm) * 60;
         if (sign == '-') {
           zone_offset = -zone_offset;
         } else if (sign != '+') {
@@ -294,8 +294,8 @@ bool ParseGoTime(std::string_view layout, std::string_view value, std::string& f
   if (day < 1 || day > DaysIn(month, year)) {
     return message_error(": day out of range");
   }
-  const std::int64_t seconds =
-      DaysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - zone_offset;
+  const std::int64_t seconds = DaysFromCivil(year, month, day) * 86400 + std::int64_t{hour} * 3600 +
+                               std::int64_t{minute} * 60 + second - zone_offset;
   // Go's zero time, 0001-01-01T00:00:00Z, is what metav1 encodes as null.
   const std::int64_t zero = DaysFromCivil(1, 1, 1) * 86400;
   formatted = seconds == zero && nanos == 0 ? "" : FormatUtc(seconds, nanos, micro);
