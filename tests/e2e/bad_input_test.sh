@@ -62,6 +62,31 @@ expect_status "metadata not an object" \
   "$(http POST "$CM" "${JSON[@]}" --data-binary '{"apiVersion":"v1","kind":"ConfigMap","metadata":"x"}')" \
   400 BadRequest "metadata"
 http POST "$CM" "${JSON[@]}" --data-binary '{"metadata":{"name":"after-bad"}}' >/dev/null
+
+# --- decoded as strictly as kube-apiserver: Go's type and time errors, 400 -----------------------
+LEASES=$URL/apis/coordination.k8s.io/v1/namespaces/default/leases
+expect_status "a Lease renewTime that is not a MicroTime" \
+  "$(http POST "$LEASES" "${JSON[@]}" --data-binary '{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"l"},"spec":{"renewTime":"garbage"}}')" \
+  400 BadRequest 'Lease in version "v1" cannot be handled as a Lease: parsing time "garbage" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "garbage" as "2006"'
+expect_status "a creationTimestamp that is not a time" \
+  "$(http POST "$CM" "${JSON[@]}" --data-binary '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"t","creationTimestamp":"garbage"}}')" \
+  400 BadRequest 'ConfigMap in version "v1" cannot be handled as a ConfigMap: parsing time "garbage" as "2006-01-02T15:04:05Z07:00": cannot parse "garbage" as "2006"'
+expect_status "a Pod status.startTime that is not a time" \
+  "$(http POST "$URL/api/v1/namespaces/default/pods" "${JSON[@]}" --data-binary '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}]},"status":{"startTime":"garbage"}}')" \
+  400 BadRequest 'Pod in version "v1" cannot be handled as a Pod: parsing time "garbage"'
+expect_status "a string where an int32 stands" \
+  "$(http POST "$URL/api/v1/namespaces/default/services" "${JSON[@]}" --data-binary '{"apiVersion":"v1","kind":"Service","metadata":{"name":"s"},"spec":{"ports":[{"port":"abc"}]}}')" \
+  400 BadRequest 'Service in version "v1" cannot be handled as a Service: json: cannot unmarshal string into Go struct field ServicePort.spec.ports.port of type int32'
+expect_status "an update with a number where a string stands" \
+  "$(http PUT "$CM/after-bad" "${JSON[@]}" --data-binary '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"after-bad"},"data":{"a":1}}')" \
+  400 BadRequest 'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string'
+expect_status "a patch whose result does not decode" \
+  "$(http PATCH "$CM/after-bad" -H 'Content-Type: application/merge-patch+json' --data-binary '{"data":{"a":1}}')" \
+  400 BadRequest 'json: cannot unmarshal number into Go struct field ConfigMap.data of type string'
+answer=$(http POST "$LEASES" "${JSON[@]}" --data-binary '{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"norm"},"spec":{"renewTime":"2024-01-02T05:04:05.123456+02:00"}}')
+expect_eq "a Lease renewTime is stored in UTC with six digits" \
+  "$(py_json 'd["spec"]["renewTime"]' <<<"${answer#* }")" "2024-01-02T03:04:05.123456Z"
+healthy "after strict decoding errors"
 expect_status "malformed JSON patch" \
   "$(http PATCH "$CM/after-bad" -H 'Content-Type: application/merge-patch+json' --data-binary '{"data":')" \
   400 BadRequest "error decoding patch"

@@ -481,11 +481,16 @@ expect_contains "gone from events.k8s.io/v1" "$(k get events.events.k8s.io web-0
 
 # --- kubectl's typed generators (they send protobuf) ----------------------------------------------
 # `kubectl create namespace|configmap NAME` post application/vnd.kubernetes.protobuf bodies (apply
-# and create -f send JSON); these pass once the server decodes protobuf (known gap until then).
+# and create -f send JSON).
 out=$(k create namespace e2e-created)
 expect_eq "create namespace (protobuf body)" "$out" "namespace/e2e-created created"
 out=$(k create configmap e2e-literal -n demo --from-literal=k=v)
 expect_eq "create configmap --from-literal (protobuf body)" "$out" "configmap/e2e-literal created"
+# kubectl 1.32 sends every typed generator's object as protobuf, apps/v1 Deployment included.
+out=$(k create deployment web --image=nginx --replicas=3 -n demo)
+expect_eq "create deployment --replicas=3 (protobuf body)" "$out" "deployment.apps/web created"
+out=$(kq get deployment web -n demo -o jsonpath='{.spec.replicas} {.spec.selector.matchLabels.app} {.spec.template.spec.containers[0].image} {.spec.template.metadata.labels.app}')
+expect_eq "the protobuf Deployment reads back as sent" "$out" "3 web nginx web"
 
 # --- the server still answers, then shuts down cleanly on SIGTERM ------------------------------
 expect_eq "healthz" "$(k get --raw /healthz)" ok

@@ -151,7 +151,16 @@ def events_v1(core, events):
     events/v1 recorder and kube-scheduler do) CoreV1Api lists, and the reverse, watch included."""
     ns = "py-events"
     core.create_namespace(client.V1Namespace(metadata=meta(ns)))
-    when = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)
+    # The client writes a datetime as isoformat() ("2024-01-01T00:00:00+00:00"), which
+    # kube-apiserver refuses for a MicroTime (six fraction digits); callers pass the text instead.
+    refused = status_of(lambda: events.create_namespaced_event(ns, client.EventsV1Event(
+        metadata=meta("bad-time"), event_time=datetime.datetime(2024, 1, 1,
+                                                                tzinfo=datetime.timezone.utc),
+        reason="Scheduled", type="Normal", action="Binding",
+        regarding=client.V1ObjectReference(kind="Pod", name="web-0", namespace=ns),
+        reporting_controller="default-scheduler", reporting_instance="default-scheduler-1")))
+    checks.eq("an isoformat() eventTime is 400, as kube-apiserver answers", refused, 400)
+    when = "2024-01-01T00:00:00.000000Z"
     created = events.create_namespaced_event(ns, client.EventsV1Event(
         metadata=meta("web-0.scheduled"), event_time=when, reason="Scheduled", type="Normal",
         regarding=client.V1ObjectReference(kind="Pod", name="web-0", namespace=ns),

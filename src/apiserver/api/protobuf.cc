@@ -1,7 +1,8 @@
 #include "apiserver/api/protobuf.h"
 
 #include <algorithm>
-#include <array>
+#include <bit>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -15,6 +16,7 @@
 #include "slicewright/base/status.h"
 #include "slicewright/model/time.h"
 
+#include "apiserver/api/go_types.h"
 #include "apiserver/api/json_depth.h"
 
 namespace slicewright::apiserver {
@@ -23,304 +25,27 @@ namespace {
 using nlohmann::json;
 
 constexpr std::string_view kMagic("k8s\0", 4);
-// Deeper messages are refused. The tables below are acyclic (at most 7 levels), so this only
-// guards future recursive schemas.
+// Deeper messages are refused (JSONSchemaProps is recursive, so the tables alone bound nothing).
 constexpr int kMaxDepth = 100;
 // Protobuf field numbers are 29 bits.
 constexpr std::uint64_t kMaxFieldNumber = (std::uint64_t{1} << 29) - 1;
 
-// ---------------------------------------------------------------------------------------------
-// Schema tables. A message is a list of (field number, JSON name, kind, mode, nested message).
-// Field numbers are those of k8s.io/api core/v1 and apimachinery meta/v1 generated.proto (v1.32);
-// modes follow the Go struct fields the JSON comes from (pointer or not, `omitempty` or not),
-// because gogo-protobuf writes every non-pointer scalar, zero or not, and kube-apiserver's JSON is
-// Go's encoding of the decoded struct.
+// The message tables are generated from upstream types.go (apiserver/api/go_types.h). Field
+// numbers are those of each type's generated.proto; modes follow the Go struct fields the JSON
+// comes from (pointer or not, `omitempty` or not), because gogo-protobuf writes every non-pointer
+// scalar, zero or not, and kube-apiserver's JSON is Go's encoding of the decoded struct.
+using gotypes::Field;
+using gotypes::Kind;
+using gotypes::Message;
+using gotypes::Mode;
+using gotypes::Shape;
+using enum gotypes::Kind;
+using enum gotypes::Mode;
 
-enum class Kind : std::uint8_t {
-  kString,   // wire type 2, UTF-8
-  kBytes,    // wire type 2, base64 in JSON
-  kBool,     // wire type 0
-  kInt32,    // wire type 0, low 32 bits as two's complement
-  kInt64,    // wire type 0
-  kMessage,  // wire type 2, a nested message
-};
-
-enum class Mode : std::uint8_t {
-  kOmitEmpty,  // a scalar with `omitempty`: in JSON when on the wire and not zero
-  kPointer,    // a Go pointer (*T): in JSON exactly when on the wire, zero or not
-  kAlways,     // no `omitempty`, or a struct value: always in JSON, the zero value when absent
-  kRepeated,   // a slice: in JSON when at least one element is on the wire
-  kMap,        // a map: repeated entry messages {key=1, value=2}; in JSON when one entry is there
-};
-
-// What a message becomes in JSON.
-enum class Shape : std::uint8_t {
-  kObject,       // an object of its fields
-  kIntOrString,  // intstr.IntOrString {type=1, intVal=2, strVal=3}: a number or a string
-  kTime,         // metav1.Time {seconds=1, nanos=2}: RFC 3339 seconds; null when empty on the wire
-  kQuantity,     // resource.Quantity {string=1}: its string
-  kFieldsV1,     // metav1.FieldsV1 {Raw=1}: the JSON text it holds
-};
-
-struct Message;
-
-struct Field {
-  // Arguments in table order; members in the order that packs them into 32 bytes.
-  constexpr Field(std::uint32_t number_in, std::string_view json_name_in, Kind kind_in,
-                  Mode mode_in = Mode::kOmitEmpty, const Message* message_in = nullptr)
-      : json_name(json_name_in),
-        message(message_in),
-        number(number_in),
-        kind(kind_in),
-        mode(mode_in) {}
-
-  std::string_view json_name;
-  const Message* message;  // kMessage: the nested type (for kMap: the entry type)
-  std::uint32_t number;
-  Kind kind;
-  Mode mode;
-};
-
-struct Message {
-  std::string_view name;
-  std::span<const Field> fields;
-  Shape shape = Shape::kObject;
-};
-
-using enum Kind;
-using enum Mode;
-
-// apimachinery/pkg/util/intstr, pkg/api/resource and pkg/apis/meta/v1.
-constexpr Field kIntOrStringFields[] = {
-    {1, "type", kInt64, kAlways}, {2, "intVal", kInt32, kAlways}, {3, "strVal", kString, kAlways}};
-constexpr Message kIntOrString{"IntOrString", kIntOrStringFields, Shape::kIntOrString};
-constexpr Field kQuantityFields[] = {{1, "string", kString, kAlways}};
-constexpr Message kQuantity{"Quantity", kQuantityFields, Shape::kQuantity};
-constexpr Field kTimeFields[] = {{1, "seconds", kInt64, kAlways}, {2, "nanos", kInt32, kAlways}};
-constexpr Message kTime{"Time", kTimeFields, Shape::kTime};
-constexpr Field kFieldsV1Fields[] = {{1, "Raw", kString, kPointer}};
-constexpr Message kFieldsV1{"FieldsV1", kFieldsV1Fields, Shape::kFieldsV1};
-
-// Map entries (map<string, V> is `repeated Entry` with key=1, value=2).
-constexpr Field kStringEntryFields[] = {{1, "key", kString, kAlways},
-                                        {2, "value", kString, kAlways}};
-constexpr Message kStringEntry{"StringEntry", kStringEntryFields};
-constexpr Field kBytesEntryFields[] = {{1, "key", kString, kAlways}, {2, "value", kBytes, kAlways}};
-constexpr Message kBytesEntry{"BytesEntry", kBytesEntryFields};
-constexpr Field kQuantityEntryFields[] = {{1, "key", kString, kAlways},
-                                          {2, "value", kMessage, kAlways, &kQuantity}};
-constexpr Message kQuantityEntry{"QuantityEntry", kQuantityEntryFields};
-
-constexpr Field kTypeMetaFields[] = {{1, "apiVersion", kString}, {2, "kind", kString}};
-constexpr Message kTypeMeta{"TypeMeta", kTypeMetaFields};
-
-constexpr Field kOwnerReferenceFields[] = {
-    {5, "apiVersion", kString, kAlways}, {1, "kind", kString, kAlways},
-    {3, "name", kString, kAlways},       {4, "uid", kString, kAlways},
-    {6, "controller", kBool, kPointer},  {7, "blockOwnerDeletion", kBool, kPointer}};
-constexpr Message kOwnerReference{"OwnerReference", kOwnerReferenceFields};
-
-constexpr Field kManagedFieldsEntryFields[] = {
-    {1, "manager", kString},    {2, "operation", kString},
-    {3, "apiVersion", kString}, {4, "time", kMessage, kPointer, &kTime},
-    {6, "fieldsType", kString}, {7, "fieldsV1", kMessage, kPointer, &kFieldsV1},
-    {8, "subresource", kString}};
-constexpr Message kManagedFieldsEntry{"ManagedFieldsEntry", kManagedFieldsEntryFields};
-
-constexpr Field kObjectMetaFields[] = {
-    {1, "name", kString},
-    {2, "generateName", kString},
-    {3, "namespace", kString},
-    {4, "selfLink", kString},
-    {5, "uid", kString},
-    {6, "resourceVersion", kString},
-    {7, "generation", kInt64},
-    {8, "creationTimestamp", kMessage, kAlways, &kTime},
-    {9, "deletionTimestamp", kMessage, kPointer, &kTime},
-    {10, "deletionGracePeriodSeconds", kInt64, kPointer},
-    {11, "labels", kMessage, kMap, &kStringEntry},
-    {12, "annotations", kMessage, kMap, &kStringEntry},
-    {13, "ownerReferences", kMessage, kRepeated, &kOwnerReference},
-    {14, "finalizers", kString, kRepeated},
-    {17, "managedFields", kMessage, kRepeated, &kManagedFieldsEntry}};
-constexpr Message kObjectMeta{"ObjectMeta", kObjectMetaFields};
-
-constexpr Field kConditionFields[] = {
-    {1, "type", kString, kAlways},     {2, "status", kString, kAlways},
-    {3, "observedGeneration", kInt64}, {4, "lastTransitionTime", kMessage, kAlways, &kTime},
-    {5, "reason", kString, kAlways},   {6, "message", kString, kAlways}};
-constexpr Message kCondition{"Condition", kConditionFields};
-
-// k8s.io/api/core/v1.
-constexpr Field kObjectReferenceFields[] = {
-    {1, "kind", kString},     {2, "namespace", kString},  {3, "name", kString},
-    {4, "uid", kString},      {5, "apiVersion", kString}, {6, "resourceVersion", kString},
-    {7, "fieldPath", kString}};
-constexpr Message kObjectReference{"ObjectReference", kObjectReferenceFields};
-constexpr Field kLocalObjectReferenceFields[] = {{1, "name", kString}};
-constexpr Message kLocalObjectReference{"LocalObjectReference", kLocalObjectReferenceFields};
-
-constexpr Field kNamespaceSpecFields[] = {{1, "finalizers", kString, kRepeated}};
-constexpr Message kNamespaceSpec{"NamespaceSpec", kNamespaceSpecFields};
-constexpr Field kNamespaceConditionFields[] = {{1, "type", kString, kAlways},
-                                               {2, "status", kString, kAlways},
-                                               {4, "lastTransitionTime", kMessage, kAlways, &kTime},
-                                               {5, "reason", kString},
-                                               {6, "message", kString}};
-constexpr Message kNamespaceCondition{"NamespaceCondition", kNamespaceConditionFields};
-constexpr Field kNamespaceStatusFields[] = {
-    {1, "phase", kString}, {2, "conditions", kMessage, kRepeated, &kNamespaceCondition}};
-constexpr Message kNamespaceStatus{"NamespaceStatus", kNamespaceStatusFields};
-constexpr Field kNamespaceFields[] = {{1, "metadata", kMessage, kAlways, &kObjectMeta},
-                                      {2, "spec", kMessage, kAlways, &kNamespaceSpec},
-                                      {3, "status", kMessage, kAlways, &kNamespaceStatus}};
-constexpr Message kNamespace{"Namespace", kNamespaceFields};
-
-constexpr Field kConfigMapFields[] = {{1, "metadata", kMessage, kAlways, &kObjectMeta},
-                                      {4, "immutable", kBool, kPointer},
-                                      {2, "data", kMessage, kMap, &kStringEntry},
-                                      {3, "binaryData", kMessage, kMap, &kBytesEntry}};
-constexpr Message kConfigMap{"ConfigMap", kConfigMapFields};
-
-constexpr Field kSecretFields[] = {{1, "metadata", kMessage, kAlways, &kObjectMeta},
-                                   {5, "immutable", kBool, kPointer},
-                                   {2, "data", kMessage, kMap, &kBytesEntry},
-                                   {4, "stringData", kMessage, kMap, &kStringEntry},
-                                   {3, "type", kString}};
-constexpr Message kSecret{"Secret", kSecretFields};
-
-constexpr Field kServiceAccountFields[] = {
-    {1, "metadata", kMessage, kAlways, &kObjectMeta},
-    {2, "secrets", kMessage, kRepeated, &kObjectReference},
-    {3, "imagePullSecrets", kMessage, kRepeated, &kLocalObjectReference},
-    {4, "automountServiceAccountToken", kBool, kPointer}};
-constexpr Message kServiceAccount{"ServiceAccount", kServiceAccountFields};
-
-constexpr Field kServicePortFields[] = {{1, "name", kString},
-                                        {2, "protocol", kString},
-                                        {6, "appProtocol", kString, kPointer},
-                                        {3, "port", kInt32, kAlways},
-                                        {4, "targetPort", kMessage, kAlways, &kIntOrString},
-                                        {5, "nodePort", kInt32}};
-constexpr Message kServicePort{"ServicePort", kServicePortFields};
-constexpr Field kClientIPConfigFields[] = {{1, "timeoutSeconds", kInt32, kPointer}};
-constexpr Message kClientIPConfig{"ClientIPConfig", kClientIPConfigFields};
-constexpr Field kSessionAffinityConfigFields[] = {
-    {1, "clientIP", kMessage, kPointer, &kClientIPConfig}};
-constexpr Message kSessionAffinityConfig{"SessionAffinityConfig", kSessionAffinityConfigFields};
-constexpr Field kServiceSpecFields[] = {
-    {1, "ports", kMessage, kRepeated, &kServicePort},
-    {2, "selector", kMessage, kMap, &kStringEntry},
-    {3, "clusterIP", kString},
-    {18, "clusterIPs", kString, kRepeated},
-    {4, "type", kString},
-    {5, "externalIPs", kString, kRepeated},
-    {7, "sessionAffinity", kString},
-    {8, "loadBalancerIP", kString},
-    {9, "loadBalancerSourceRanges", kString, kRepeated},
-    {10, "externalName", kString},
-    {11, "externalTrafficPolicy", kString},
-    {12, "healthCheckNodePort", kInt32},
-    {13, "publishNotReadyAddresses", kBool},
-    {14, "sessionAffinityConfig", kMessage, kPointer, &kSessionAffinityConfig},
-    {19, "ipFamilies", kString, kRepeated},
-    {17, "ipFamilyPolicy", kString, kPointer},
-    {20, "allocateLoadBalancerNodePorts", kBool, kPointer},
-    {21, "loadBalancerClass", kString, kPointer},
-    {22, "internalTrafficPolicy", kString, kPointer},
-    {23, "trafficDistribution", kString, kPointer}};
-constexpr Message kServiceSpec{"ServiceSpec", kServiceSpecFields};
-constexpr Field kPortStatusFields[] = {{1, "port", kInt32, kAlways},
-                                       {2, "protocol", kString, kAlways},
-                                       {3, "error", kString, kPointer}};
-constexpr Message kPortStatus{"PortStatus", kPortStatusFields};
-constexpr Field kLoadBalancerIngressFields[] = {{1, "ip", kString},
-                                                {2, "hostname", kString},
-                                                {3, "ipMode", kString, kPointer},
-                                                {4, "ports", kMessage, kRepeated, &kPortStatus}};
-constexpr Message kLoadBalancerIngress{"LoadBalancerIngress", kLoadBalancerIngressFields};
-constexpr Field kLoadBalancerStatusFields[] = {
-    {1, "ingress", kMessage, kRepeated, &kLoadBalancerIngress}};
-constexpr Message kLoadBalancerStatus{"LoadBalancerStatus", kLoadBalancerStatusFields};
-constexpr Field kServiceStatusFields[] = {
-    {1, "loadBalancer", kMessage, kAlways, &kLoadBalancerStatus},
-    {2, "conditions", kMessage, kRepeated, &kCondition}};
-constexpr Message kServiceStatus{"ServiceStatus", kServiceStatusFields};
-constexpr Field kServiceFields[] = {{1, "metadata", kMessage, kAlways, &kObjectMeta},
-                                    {2, "spec", kMessage, kAlways, &kServiceSpec},
-                                    {3, "status", kMessage, kAlways, &kServiceStatus}};
-constexpr Message kService{"Service", kServiceFields};
-
-constexpr Field kScopedResourceSelectorRequirementFields[] = {{1, "scopeName", kString, kAlways},
-                                                              {2, "operator", kString, kAlways},
-                                                              {3, "values", kString, kRepeated}};
-constexpr Message kScopedResourceSelectorRequirement{"ScopedResourceSelectorRequirement",
-                                                     kScopedResourceSelectorRequirementFields};
-constexpr Field kScopeSelectorFields[] = {
-    {1, "matchExpressions", kMessage, kRepeated, &kScopedResourceSelectorRequirement}};
-constexpr Message kScopeSelector{"ScopeSelector", kScopeSelectorFields};
-constexpr Field kResourceQuotaSpecFields[] = {
-    {1, "hard", kMessage, kMap, &kQuantityEntry},
-    {2, "scopes", kString, kRepeated},
-    {3, "scopeSelector", kMessage, kPointer, &kScopeSelector}};
-constexpr Message kResourceQuotaSpec{"ResourceQuotaSpec", kResourceQuotaSpecFields};
-constexpr Field kResourceQuotaStatusFields[] = {{1, "hard", kMessage, kMap, &kQuantityEntry},
-                                                {2, "used", kMessage, kMap, &kQuantityEntry}};
-constexpr Message kResourceQuotaStatus{"ResourceQuotaStatus", kResourceQuotaStatusFields};
-constexpr Field kResourceQuotaFields[] = {{1, "metadata", kMessage, kAlways, &kObjectMeta},
-                                          {2, "spec", kMessage, kAlways, &kResourceQuotaSpec},
-                                          {3, "status", kMessage, kAlways, &kResourceQuotaStatus}};
-constexpr Message kResourceQuota{"ResourceQuota", kResourceQuotaFields};
-
-struct KindEntry {
-  std::string_view api_version;
-  std::string_view kind;
-  const Message* message;
-};
-constexpr std::array<KindEntry, 6> kKinds = {{{"v1", "ConfigMap", &kConfigMap},
-                                              {"v1", "Namespace", &kNamespace},
-                                              {"v1", "ResourceQuota", &kResourceQuota},
-                                              {"v1", "Secret", &kSecret},
-                                              {"v1", "Service", &kService},
-                                              {"v1", "ServiceAccount", &kServiceAccount}}};
-
-// Checks a table at compile time: nested types where needed and only there, modes that fit the
-// kind, map entries with key=1 and value=2, and no field number twice.
-constexpr bool WellFormed(const Message& message, int depth = 0) {
-  if (depth > 10) {
-    return false;  // the tables are acyclic; a cycle would recurse forever here
-  }
-  for (std::size_t i = 0; i < message.fields.size(); ++i) {
-    const Field& field = message.fields[i];
-    if (field.number == 0 || field.number > kMaxFieldNumber) {
-      return false;
-    }
-    for (std::size_t j = i + 1; j < message.fields.size(); ++j) {
-      if (message.fields[j].number == field.number) {
-        return false;
-      }
-    }
-    if ((field.kind == kMessage) != (field.message != nullptr)) {
-      return false;
-    }
-    if (field.kind == kMessage && field.mode == kOmitEmpty) {
-      return false;  // Go never omits a struct value; it is kAlways or a pointer
-    }
-    if (field.mode == kMap &&
-        (field.kind != kMessage || field.message->fields.size() != 2 ||
-         field.message->fields[0].number != 1 || field.message->fields[0].kind != kString ||
-         field.message->fields[1].number != 2)) {
-      return false;
-    }
-    if (field.message != nullptr && !WellFormed(*field.message, depth + 1)) {
-      return false;
-    }
-  }
-  return true;
-}
-static_assert(std::ranges::all_of(kKinds, [](const KindEntry& entry) {
-  return WellFormed(*entry.message);
-}));
+// The envelope (runtime.Unknown, apimachinery/pkg/runtime/generated.proto).
+constexpr Field kTypeMetaFields[] = {{1, "apiVersion", kString, kOmitEmpty, nullptr, "string", ""},
+                                     {2, "kind", kString, kOmitEmpty, nullptr, "string", ""}};
+constexpr Message kTypeMeta{"TypeMeta", "runtime.TypeMeta", kTypeMetaFields};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers.
@@ -403,6 +128,8 @@ json ZeroValue(Kind kind) {
     case kInt32:
     case kInt64:
       return 0;
+    case kDouble:
+      return 0.0;
     case kMessage:
       break;
   }
@@ -412,7 +139,8 @@ json ZeroValue(Kind kind) {
 bool IsZero(const json& value) {
   return (value.is_string() && value.get_ref<const std::string&>().empty()) ||
          (value.is_boolean() && !value.get<bool>()) ||
-         (value.is_number_integer() && value.get<std::int64_t>() == 0);
+         (value.is_number_integer() && value.get<std::int64_t>() == 0) ||
+         (value.is_number_float() && value.get<double>() == 0.0);
 }
 
 // One field as read from the wire; `begin`/`end` delimit a length-delimited value.
@@ -421,7 +149,7 @@ struct WireField {
   int wire_type = 0;
   std::size_t tag_offset = 0;  // where the field's key starts
   std::uint64_t varint = 0;    // wire type 0
-  std::size_t begin = 0;       // wire type 2: the value's bytes
+  std::size_t begin = 0;       // wire types 1, 2 and 5: the value's bytes
   std::size_t end = 0;
 };
 
@@ -456,6 +184,8 @@ class Decoder final {
             return Error(
                 pos, "truncated " + std::to_string(size * 8) + "-bit value of " + FieldName(field));
           }
+          field.begin = pos;
+          field.end = pos + size;
           pos += size;
           break;
         }
@@ -498,6 +228,16 @@ class Decoder final {
       return Status::Ok();  // unknown field: skipped, for forward compatibility
     }));
     for (const Field& field : type.fields) {
+      if (field.mode == kInline) {
+        // The embedded struct's unset fields take their zero values in the parent.
+        SW_RETURN_IF_ERROR(DecodeInto(*field.message, end, end, depth + 1, out));
+        continue;
+      }
+      if ((field.mode == kRepeatedNull || field.mode == kMapNull) &&
+          !out.contains(field.json_name)) {
+        out[field.json_name] = nullptr;  // Go writes a nil slice or map without omitempty as null
+        continue;
+      }
       if (field.mode != kAlways || out.contains(field.json_name)) {
         continue;
       }
@@ -533,37 +273,65 @@ class Decoder final {
         }
         return Error(begin, "IntOrString type " + std::to_string(kind) + " is neither 0 nor 1");
       }
-      case Shape::kTime: {
+      case Shape::kTime:
+      case Shape::kMicroTime: {
         if (begin == end) {
           return json(nullptr);  // metav1.Time unmarshals no bytes as the zero time: null
         }
-        // Like metav1.Time.Unmarshal: whole seconds, nanos dropped.
         const std::int64_t seconds = object["seconds"].get<std::int64_t>();
         constexpr std::int64_t kLimit = 9'223'372'035;  // what int64 nanoseconds hold
         if (seconds < -kLimit || seconds > kLimit) {
           return Error(begin, "timestamp " + std::to_string(seconds) + " s is out of range");
         }
-        return json(model::FormatRfc3339(model::Time::FromUnixSeconds(seconds)));
+        if (type.shape == Shape::kTime) {
+          // metav1.Time marshals whole seconds: nanos dropped.
+          return json(model::FormatRfc3339(model::Time::FromUnixSeconds(seconds)));
+        }
+        // MicroTime keeps the microseconds of time.Unix(seconds, nanos).
+        const std::int64_t nanos = std::clamp<std::int64_t>(object["nanos"].get<std::int64_t>(),
+                                                            -999'999'999, 999'999'999);
+        return json(model::FormatRfc3339Micro(
+            model::Time{model::Time::FromUnixSeconds(seconds).unix_nanos + nanos}));
       }
+      case Shape::kSchemaOrArray:  // JSONSchemaPropsOrArray.MarshalJSON: the array if any
+        if (object["JSONSchemas"].is_array() && !object["JSONSchemas"].empty()) {
+          return object["JSONSchemas"];
+        }
+        return object.contains("Schema") ? object["Schema"] : json(nullptr);
+      case Shape::kSchemaOrBool:  // JSONSchemaPropsOrBool.MarshalJSON: the schema, else allows
+        if (object.contains("Schema")) {
+          return object["Schema"];
+        }
+        return object["Allows"];
+      case Shape::kSchemaOrStringArray:  // the property list if any, else the schema, else null
+        if (object["Property"].is_array() && !object["Property"].empty()) {
+          return object["Property"];
+        }
+        return object.contains("Schema") ? object["Schema"] : json(nullptr);
       case Shape::kQuantity:
         return object["string"];
-      case Shape::kFieldsV1: {
-        const json* raw = object.contains("Raw") ? &object["Raw"] : nullptr;
+      case Shape::kFieldsV1:
+      case Shape::kRawJson: {
+        // Raw JSON text (FieldsV1, RawExtension, apiextensions JSON); none marshals as null.
+        const std::string what =
+            type.shape == Shape::kFieldsV1 ? "fieldsV1" : std::string(type.name);
+        const char* raw_name = type.shape == Shape::kFieldsV1 ? "Raw" : "raw";
+        const json* raw = object.contains(raw_name) ? &object[raw_name] : nullptr;
         if (raw == nullptr) {
           return json(nullptr);
         }
         const auto& text = raw->get_ref<const std::string&>();
         if (JsonNestingDepth(text) > kMaxDepth) {
-          return Error(begin, "fieldsV1 nests deeper than " + std::to_string(kMaxDepth));
+          return Error(begin, what + " nests deeper than " + std::to_string(kMaxDepth));
         }
         json parsed;
         try {
           parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
         } catch (const std::exception& e) {
-          return Error(begin, std::string("fieldsV1 is not JSON: ") + e.what());
+          return Error(begin, what + " is not JSON: " + e.what());
         }
         if (parsed.is_discarded()) {
-          return Error(begin, "fieldsV1 is not JSON");
+          return Error(begin, what + " is not JSON");
         }
         return parsed;
       }
@@ -611,8 +379,9 @@ class Decoder final {
 
   Status DecodeField(const Message& type, const Field& field, const WireField& wire, int depth,
                      json& out) {
-    const int want_wire =
-        field.kind == kBool || field.kind == kInt32 || field.kind == kInt64 ? 0 : 2;
+    const int want_wire = field.kind == kBool || field.kind == kInt32 || field.kind == kInt64 ? 0
+                          : field.kind == kDouble                                             ? 1
+                                                                                              : 2;
     if (wire.wire_type != want_wire) {
       return Error(wire.tag_offset,
                    "field " + std::to_string(field.number) + " (" + std::string(field.json_name) +
@@ -642,16 +411,35 @@ class Decoder final {
       case kInt64:
         value = static_cast<std::int64_t>(wire.varint);
         break;
+      case kDouble: {
+        std::uint64_t bits = 0;
+        for (std::size_t i = 0; i < 8; ++i) {
+          bits |= std::uint64_t{static_cast<unsigned char>(bytes[i])} << (8 * i);
+        }
+        const double number = std::bit_cast<double>(bits);
+        if (!std::isfinite(number)) {
+          return Error(wire.begin, "field " + std::to_string(field.number) + " (" +
+                                       std::string(field.json_name) + ") of " +
+                                       std::string(type.name) + " is not a finite number");
+        }
+        value = number;
+        break;
+      }
       case kMessage: {
         const std::size_t saved = path_.size();
         path_ += '.';
         path_ += field.json_name;
-        if (field.mode == kRepeated) {
+        if (field.mode == kInline) {
+          SW_RETURN_IF_ERROR(DecodeInto(*field.message, wire.begin, wire.end, depth + 1, out));
+          path_.resize(saved);
+          return Status::Ok();
+        }
+        if (field.mode == kRepeated || field.mode == kRepeatedNull) {
           const json* existing = out.contains(field.json_name) ? &out[field.json_name] : nullptr;
           path_ += '[' + std::to_string(existing != nullptr ? existing->size() : 0) + ']';
         }
         if (field.message->shape == Shape::kObject && field.mode != kRepeated &&
-            field.mode != kMap) {
+            field.mode != kRepeatedNull && field.mode != kMap && field.mode != kMapNull) {
           json& slot = out[field.json_name];
           if (!slot.is_object()) {
             slot = json::object();
@@ -678,9 +466,13 @@ class Decoder final {
         out[field.json_name] = std::move(value);  // the last occurrence wins
         break;
       case kRepeated:
+      case kRepeatedNull:
         out[field.json_name].push_back(std::move(value));
         break;
-      case kMap: {
+      case kInline:
+        break;  // decoded into `out` above
+      case kMap:
+      case kMapNull: {
         json& map = out[field.json_name];
         if (!map.is_object()) {
           map = json::object();
@@ -719,17 +511,6 @@ std::string_view TrimSpace(std::string_view text) {
   return text;
 }
 
-std::string SupportedKinds() {
-  std::string out;
-  for (const KindEntry& entry : kKinds) {
-    out += out.empty() ? "" : ", ";
-    out += entry.api_version;
-    out += ' ';
-    out += entry.kind;
-  }
-  return out;
-}
-
 // The envelope's fields (runtime.Unknown, apimachinery/pkg/runtime/generated.proto).
 struct Envelope {
   json type_meta = json::object();  // TypeMeta {apiVersion=1, kind=2}
@@ -740,11 +521,12 @@ struct Envelope {
   std::string content_type;      // contentType=4
 };
 
-constexpr Field kUnknownFields[] = {{1, "typeMeta", kMessage, kPointer, &kTypeMeta},
-                                    {2, "raw", kBytes, kPointer},
-                                    {3, "contentEncoding", kString},
-                                    {4, "contentType", kString}};
-constexpr Message kUnknown{"runtime.Unknown", kUnknownFields};
+constexpr Field kUnknownFields[] = {
+    {1, "typeMeta", kMessage, kPointer, &kTypeMeta, "runtime.TypeMeta", ""},
+    {2, "raw", kBytes, kPointer, nullptr, "[]uint8", ""},
+    {3, "contentEncoding", kString, kOmitEmpty, nullptr, "string", ""},
+    {4, "contentType", kString, kOmitEmpty, nullptr, "string", ""}};
+constexpr Message kUnknown{"runtime.Unknown", "runtime.Unknown", kUnknownFields};
 
 }  // namespace
 
@@ -825,16 +607,11 @@ Result<json> DecodeKubernetesProtobuf(std::string_view body) {
     // must not pass as an empty object.
     return BadRequestError("invalid protobuf body: runtime.Unknown carries no raw object");
   }
-  const Message* type = nullptr;
-  for (const KindEntry& entry : kKinds) {
-    if (entry.api_version == api_version && entry.kind == kind) {
-      type = entry.message;
-    }
-  }
+  const Message* type = gotypes::FindKind(api_version, kind);
   if (type == nullptr) {
     const std::string group_version = api_version.empty() ? "<no apiVersion>" : api_version;
     return Status(StatusCode::kUnsupportedMediaType,
-                  "protobuf request bodies are supported only for " + SupportedKinds() + ", not " +
+                  "protobuf request bodies are supported only for built-in kinds, not " +
                       group_version + " " + kind + "; send " + kind + " as application/json");
   }
   json object = {{"apiVersion", api_version}, {"kind", kind}};

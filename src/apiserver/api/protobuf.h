@@ -1,6 +1,6 @@
 // Decodes Kubernetes protobuf request bodies ("k8s\0" + runtime.Unknown) into the JSON object
-// kube-apiserver would see, for the kinds kubectl's `create` generators send as protobuf.
-// Pure functions over tables of constant schemas; thread-safe. Results own their data.
+// kube-apiserver would see, for every built-in kind (kubectl's typed generators send protobuf).
+// Pure functions over the generated Go type tables (go_types.h); thread-safe. Results own data.
 #pragma once
 
 #include <string_view>
@@ -24,9 +24,11 @@ bool IsKubernetesProtobuf(std::string_view content_type);
 // with "apiVersion" and "kind" set: Go's encoding of the struct the bytes decode into, so
 // `omitempty` zero values are left out, non-omitempty fields and struct values are always present
 // (an absent metadata.creationTimestamp is null), bytes are base64, IntOrString is a number or a
-// string, and metav1.Time is RFC 3339 in seconds. Unknown field numbers are skipped.
-// Errors: kUnsupportedMediaType for a kind outside ConfigMap, Namespace, ResourceQuota, Secret,
-// Service and ServiceAccount in v1, or a non-empty contentEncoding; kBadRequest, naming the byte
+// string, metav1.Time is RFC 3339 in seconds, MicroTime has six fraction digits, embedded inline
+// structs merge into their parent, and a nil slice or map without `omitempty` is null. Unknown
+// field numbers are skipped.
+// Errors: kUnsupportedMediaType for a kind that is not built in (gotypes::FindKind), or a
+// non-empty contentEncoding; kBadRequest, naming the byte
 // offset and the field path, for wrong magic, a truncated varint or field, a length past the end
 // of its message, a wrong wire type for a known field, invalid UTF-8 in a string, or nesting deeper
 // than 100. Never throws, never reads outside `body`.

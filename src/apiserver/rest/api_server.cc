@@ -27,6 +27,7 @@
 #include "apiserver/api/openapi.h"
 #include "apiserver/api/patch.h"
 #include "apiserver/api/protobuf.h"
+#include "apiserver/api/strict_json.h"
 #include "apiserver/api/table.h"
 #include "apiserver/rest/allocators.h"
 #include "apiserver/rest/background.h"
@@ -2238,6 +2239,19 @@ HttpResponse ApiServer::Impl::HandleWatch(HttpRequest& request, const ResourceIn
   return response;
 }
 
+namespace {
+
+// The Go type a write's body decodes into: the scale subresource takes an autoscaling/v1 Scale,
+// every other write the resource's own kind.
+std::string BodyGroupVersion(const ResourceInfo& info, const RequestInfo& ri) {
+  return ri.subresource == "scale" ? "autoscaling/v1" : info.GroupVersion();
+}
+std::string BodyKind(const ResourceInfo& info, const RequestInfo& ri) {
+  return ri.subresource == "scale" ? "Scale" : info.kind;
+}
+
+}  // namespace
+
 HttpResponse ApiServer::Impl::HandleCreate(HttpRequest& request, const ResourceInfo& info,
                                            const RequestInfo& ri) {
   Result<bool> dry_run = DryRun(request);
@@ -2250,6 +2264,10 @@ HttpResponse ApiServer::Impl::HandleCreate(HttpRequest& request, const ResourceI
                             : ParseJson(request.body, "request body");
   if (!object.ok()) {
     return StatusResponse(object.status());
+  }
+  if (Status decoded = DecodeStrictJson(BodyGroupVersion(info, ri), BodyKind(info, ri), *object);
+      !decoded.ok()) {
+    return StatusResponse(decoded);
   }
   // The Status names the object as kube-apiserver's does; kubectl prints that name for an
   // Invalid answer ("The deployments \"web\" is invalid").
@@ -2280,6 +2298,10 @@ HttpResponse ApiServer::Impl::HandleUpdate(HttpRequest& request, const ResourceI
                           : ParseJson(request.body, "request body");
   if (!body.ok()) {
     return StatusResponse(body.status());
+  }
+  if (Status decoded = DecodeStrictJson(BodyGroupVersion(info, ri), BodyKind(info, ri), *body);
+      !decoded.ok()) {
+    return StatusResponse(decoded);
   }
   const bool status_subresource = ri.subresource == "status";
   Json object = std::move(body).value();
@@ -2336,6 +2358,9 @@ HttpResponse ApiServer::Impl::HandlePatch(HttpRequest& request, const ResourceIn
         if (!result.is_object()) {
           return BadRequestError("the patched object is not a JSON object");
         }
+        // kube-apiserver decodes the patched object into the Go struct too.
+        SW_RETURN_IF_ERROR(
+            DecodeStrictJson(BodyGroupVersion(info, ri), BodyKind(info, ri), result));
         const Json* metadata = Metadata(result);
         const std::string rv = metadata ? StringOr(*metadata, "resourceVersion") : "";
         const std::string base_rv = StringOr(current["metadata"], "resourceVersion");

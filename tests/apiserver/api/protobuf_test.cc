@@ -35,7 +35,10 @@ constexpr std::string_view kFixtures[] = {
     "service_loadbalancer",  // create service loadbalancer lb --tcp=80:8080
     "service_externalname",  // create service externalname ex --external-name=db.example.com
     "serviceaccount",        // create serviceaccount sa
-    "quota",  // create quota q --hard=cpu=1500m,memory=1Gi,pods=2 --scopes=BestEffort
+    "quota",                // create quota q --hard=cpu=1500m,memory=1Gi,pods=2 --scopes=BestEffort
+    "deployment",           // create deployment dep --image=nginx
+    "deployment_replicas",  // create deployment web --image=nginx --replicas=3 (captured through
+                            //   a logging proxy in front of `slicewright apiserver`)
 };
 
 std::string ReadFixture(std::string_view name) {
@@ -99,13 +102,12 @@ TEST(ProtobufTest, DecodesKubectlCreateBodiesAsKubectlPrintsThem) {
   }
 }
 
-// A kind without a table (kubectl create deployment sends apps/v1 Deployment) is 415 naming it.
+// A kind that is not built in (a custom resource) is 415 naming it.
 TEST(ProtobufTest, RejectsOtherKindsAsUnsupportedMediaType) {
-  ExpectError(DecodeKubernetesProtobuf(ReadFixture("deployment.pb")),
+  ExpectError(DecodeKubernetesProtobuf(Body("example.com/v1", "Widget", "")),
               StatusCode::kUnsupportedMediaType,
-              "protobuf request bodies are supported only for v1 ConfigMap, v1 Namespace, v1 "
-              "ResourceQuota, v1 Secret, v1 Service, v1 ServiceAccount, not apps/v1 Deployment; "
-              "send Deployment as application/json");
+              "protobuf request bodies are supported only for built-in kinds, not example.com/v1 "
+              "Widget; send Widget as application/json");
   // The group version matters: a ConfigMap under another apiVersion is not ours.
   ExpectError(DecodeKubernetesProtobuf(Body("v2", "ConfigMap", "")),
               StatusCode::kUnsupportedMediaType, "not v2 ConfigMap");
@@ -180,7 +182,7 @@ TEST(ProtobufTest, ReportsMalformedWireDataWithOffsetAndPath) {
       {"string field not UTF-8", Body("v1", "Namespace", Len(1, Len(1, "a\xff"))),
        "field 1 (name) of ObjectMeta is not valid UTF-8 at byte 27 (in Namespace.metadata)"},
       {"overlong UTF-8", Body("v1", "ConfigMap", Len(2, Len(1, "k") + Len(2, "\xc0\xaf"))),
-       "field 2 (value) of StringEntry is not valid UTF-8 at byte 30 (in ConfigMap.data)"},
+       "field 2 (value) of MapEntry is not valid UTF-8 at byte 30 (in ConfigMap.data)"},
       {"surrogate in UTF-8", Body("v1", "Namespace", Len(1, Len(1, "\xed\xa0\x80"))),
        "is not valid UTF-8"},
       {"IntOrString type 2",
@@ -255,9 +257,10 @@ TEST(ProtobufTest, EveryTruncationOfTheObjectFailsCleanly) {
       }
     }
     const std::string raw = body.substr(pos, length);
+    const std::string api_version = (*full)["apiVersion"].get<std::string>();
     const std::string kind = (*full)["kind"].get<std::string>();
     for (std::size_t size = 0; size <= raw.size(); ++size) {
-      Result<json> got = DecodeObject(kind, raw.substr(0, size));
+      Result<json> got = DecodeKubernetesProtobuf(Body(api_version, kind, raw.substr(0, size)));
       if (size == raw.size()) {
         ASSERT_TRUE(got.ok());
         EXPECT_EQ(*got, *full);
@@ -456,6 +459,64 @@ TEST(ProtobufTest, RecognizesTheContentType) {
   EXPECT_FALSE(IsKubernetesProtobuf("application/json"));
   EXPECT_FALSE(IsKubernetesProtobuf(""));
   EXPECT_FALSE(IsKubernetesProtobuf("application/vnd.kubernetes.protobuf+x"));
+}
+
+// The generated tables reach every built-in group: inline structs, MicroTime, nil slices, doubles
+// and the recursive, custom-encoded JSONSchemaProps.
+TEST(ProtobufTest, DecodesKindsOfEveryGroup) {
+  struct Case {
+    std::string_view name;
+    std::string_view api_version;
+    std::string_view kind;
+    std::string raw;
+    std::string_view want;
+  };
+  std::string two_and_a_half = Key(9, 1);
+  for (const unsigned char byte : {0, 0, 0, 0, 0, 0, 4, 0x40}) {  // 2.5, little-endian
+    two_and_a_half += static_cast<char>(byte);
+  }
+  const Case cases[] = {
+      {"MicroTime keeps six fraction digits in UTC", "coordination.k8s.io/v1", "Lease",
+       Len(2, Len(1, "me") + Len(4, Var(1, 1704164645) + Var(2, 123456789))),
+       R"({"metadata": {"creationTimestamp": null},
+           "spec": {"holderIdentity": "me", "renewTime": "2024-01-02T03:04:05.123456Z"}})"},
+      {"an inline struct's fields are the parent's", "v1", "Pod",
+       Len(2, Len(1, Len(1, "data") + Len(2, Len(2, Len(1, "Memory"))))),
+       R"({"metadata": {"creationTimestamp": null},
+           "spec": {"volumes": [{"name": "data", "emptyDir": {"medium": "Memory"}}],
+                    "containers": null},
+           "status": {}})"},
+      {"a slice without omitempty is null when empty", "discovery.k8s.io/v1", "EndpointSlice",
+       Len(4, "IPv4"),
+       R"({"metadata": {"creationTimestamp": null}, "addressType": "IPv4",
+           "endpoints": null, "ports": null})"},
+      {"JSONSchemaProps: doubles, schema-or-bool, recursive properties", "apiextensions.k8s.io/v1",
+       "CustomResourceDefinition",
+       Len(2,
+           Len(1, "example.com") +
+               Len(7, Len(1, "v1") + Var(2, 1) + Var(3, 1) +
+                          Len(4, Len(1, Len(5, "object") + Len(30, Var(1, 1)) +
+                                            Len(29, Len(1, "n") + Len(2, Len(5, "number") +
+                                                                             two_and_a_half)))))),
+       R"({"metadata": {"creationTimestamp": null},
+           "spec": {"group": "example.com", "names": {"plural": "", "kind": ""}, "scope": "",
+                    "versions": [{"name": "v1", "served": true, "storage": true,
+                                  "schema": {"openAPIV3Schema": {
+                                      "type": "object", "additionalProperties": true,
+                                      "properties": {"n": {"type": "number",
+                                                           "maximum": 2.5}}}}}]},
+           "status": {"acceptedNames": {"plural": "", "kind": ""}, "conditions": null,
+                      "storedVersions": null}})"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Result<json> got = DecodeKubernetesProtobuf(Body(c.api_version, c.kind, c.raw));
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    json want = json::parse(c.want);
+    want["apiVersion"] = c.api_version;
+    want["kind"] = c.kind;
+    EXPECT_EQ(*got, want) << "got:  " << got->dump() << "\nwant: " << want.dump();
+  }
 }
 
 }  // namespace

@@ -840,7 +840,7 @@ TEST_F(ApiServerTest, CustomResourceDefinitions) {
 }
 
 // kubectl create sends built-in kinds as protobuf; they are stored as the equivalent JSON, and a
-// protobuf body of a kind we cannot decode is 415.
+// protobuf body of a kind that is not built in is 415.
 TEST_F(ApiServerTest, CreatesFromKubectlProtobufBodies) {
   auto read = [](const std::string& name) {
     const std::string path = std::string(SW_SOURCE_DIR) + "/testdata/apiserver/protobuf/" + name;
@@ -858,9 +858,19 @@ TEST_F(ApiServerTest, CreatesFromKubectlProtobufBodies) {
   EXPECT_EQ(
       Get("/api/v1/namespaces/" + ns["metadata"]["name"].get<std::string>())["status"]["phase"],
       "Active");
+  // Every built-in kind decodes: kubectl create deployment --replicas=3.
   HttpResponse deployment =
-      Call("POST", kServices, read("deployment.pb"), "application/vnd.kubernetes.protobuf");
-  EXPECT_EQ(deployment.status, 415) << deployment.body;
+      Call("POST", "/apis/apps/v1/namespaces/default/deployments", read("deployment_replicas.pb"),
+           "application/vnd.kubernetes.protobuf");
+  ASSERT_EQ(deployment.status, 201) << deployment.body;
+  const Json stored = Get("/apis/apps/v1/namespaces/default/deployments/web");
+  EXPECT_EQ(stored["spec"]["replicas"], 3);
+  EXPECT_EQ(stored["spec"]["template"]["spec"]["containers"][0]["image"], "nginx");
+  // A protobuf body of a kind that is not built in is 415.
+  std::string custom = read("deployment.pb");
+  custom.replace(custom.find("apps/v1"), 7, "zzzz/v1");
+  HttpResponse widget = Call("POST", kServices, custom, "application/vnd.kubernetes.protobuf");
+  EXPECT_EQ(widget.status, 415) << widget.body;
 }
 
 // dryRun=All validates and answers without storing.
