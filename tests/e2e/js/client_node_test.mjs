@@ -571,22 +571,34 @@ async function crd(kc, ns) {
 async function leases(kc, ns) {
   const coordination = kc.makeApiClient(k8s.CoordinationV1Api);
   const now = new Date();
+  // MicroTime (acquireTime, renewTime) must carry exactly six fraction digits, as kube-apiserver
+  // parses it with Go's RFC3339Micro layout; a JS Date serializes with three (toISOString), which
+  // a real cluster refuses with a 400, so clients send the text themselves.
+  const micro = (date) => date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+  const lease = (renewTime) => ({
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name: 'leader' },
+    spec: { holderIdentity: 'a', leaseDurationSeconds: 15, acquireTime: renewTime, renewTime },
+  });
+  const refused = await apiError(() =>
+    coordination.createNamespacedLease({ namespace: ns, body: lease(now) }),
+  );
+  eq(
+    'a Date as MicroTime is refused as kube-apiserver refuses it',
+    [refused?.code, refused?.body?.reason, (refused?.body?.message || '').split(': ')[0]],
+    [400, 'BadRequest', 'Lease in version "v1" cannot be handled as a Lease'],
+  );
   const created = await coordination.createNamespacedLease({
     namespace: ns,
-    body: {
-      apiVersion: 'coordination.k8s.io/v1',
-      kind: 'Lease',
-      metadata: { name: 'leader' },
-      spec: { holderIdentity: 'a', leaseDurationSeconds: 15, acquireTime: now, renewTime: now },
-    },
+    body: lease(micro(now)),
   });
   eq('create a Lease', [created.spec.holderIdentity, created.spec.leaseDurationSeconds], ['a', 15]);
-  // MicroTime: the client sends a Date and gets the server's RFC 3339 text with microseconds.
   const millis = (t) => new Date(t).getTime();
   eq('the Lease renewTime round-trips', millis(created.spec.renewTime), now.getTime());
   const renewed = {
     ...created,
-    spec: { ...created.spec, renewTime: new Date(now.getTime() + 5000) },
+    spec: { ...created.spec, renewTime: micro(new Date(now.getTime() + 5000)) },
   };
   const updated = await coordination.replaceNamespacedLease({
     name: 'leader',
