@@ -293,10 +293,11 @@ std::string Dump(Build&& build) {
 
 // Writes JSON text directly, for the kinds whose document would cost more than the work that
 // produced them (a 100-endpoint EndpointSlice took 233-244 us through ordered_json, about 2.4 us
-// per endpoint, more than ten times the reconcile; docs/performance.md). Same output as Dump() of the document, byte for byte (the
-// tests compare them): keys in the same order, Go's omitempty, compact. Text that needs no
-// escaping (printable ASCII without '"' or '\\': names, IPs, UIDs) is copied as it is; anything
-// else goes through nlohmann's serializer, so escaping and invalid UTF-8 stay nlohmann's.
+// per endpoint, more than ten times the reconcile; docs/performance.md). Same output as Dump() of
+// the document, byte for byte (the tests compare them): keys in the same order, Go's omitempty,
+// compact. Text that needs no escaping (printable ASCII without '"' or '\\': names, IPs, UIDs) is
+// copied as it is; anything else goes through nlohmann's serializer, so escaping and invalid UTF-8
+// stay nlohmann's.
 class JsonStream {
  public:
   void BeginObject() { Open('{'); }

@@ -60,9 +60,9 @@ Pod TypicalPod() {
   return pod;
 }
 
-// The Pod cache's footprint is a promise: docs/performance.md (the "Client" table's memory row) measures
-// 342 B per cached Pod with sizeof(CompactPod) at 176 B, under a 400 B budget. A field added here
-// is paid 150,000 times; grow this bound only with a new measurement there.
+// The Pod cache's footprint is a promise: docs/performance.md (the "Client" table's memory row)
+// measures 342 B per cached Pod with sizeof(CompactPod) at 176 B, under a 400 B budget. A field
+// added here is paid 150,000 times; grow this bound only with a new measurement there.
 TEST(CompactPodTest, StaysWithinItsMeasuredSize) { EXPECT_LE(sizeof(CompactPod), 176U); }
 
 TEST(CompactPodTest, KeepsWhatTheReconcilerReads) {
