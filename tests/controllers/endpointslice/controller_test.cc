@@ -100,7 +100,7 @@ TEST_F(EndpointSliceControllerTest, SlicesFollowThePods) {
 // A Service kept between syncs (incremental_min_pods = 1: every Service) re-derives only the pods
 // that changed, and still follows every kind of change: readiness, deletion, a relabelled pod,
 // a Node's zone (all pods again), the Service's selector (all pods again).
-TEST_F(EndpointSliceControllerTest, KeptServiceFollowsPodNodeAndServiceChanges) {
+TEST_F(EndpointSliceControllerTest, ConcurrentKeptServiceFollowsPodNodeAndServiceChanges) {
   Options options;
   options.incremental_min_pods = 1;
   auto running = StartController(options);
