@@ -21,7 +21,7 @@ TokenBucket::TokenBucket(Clock& clock, double qps, int burst)
     : clock_(clock), qps_(qps), burst_(burst), tokens_(burst), last_(clock.Now()) {}
 
 Clock::Duration TokenBucket::Reserve() {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   const Clock::TimePoint now = clock_.Now();
   if (now > last_) {
     const double elapsed = std::chrono::duration<double>(now - last_).count();

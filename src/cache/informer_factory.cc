@@ -20,7 +20,7 @@ Informer<T>& InformerFactory::GetOrCreate(const std::string& kind_name,
                                           const std::function<Kind<T>()>& make_kind) {
   const std::string key = kind_name + "\n" + filter.namespace_ + "\n" + filter.label_selector +
                           "\n" + filter.field_selector;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = entries_.find(key);
   if (it == entries_.end()) {
     ReflectorOptions options = defaults_;
@@ -66,7 +66,7 @@ Informer<CompactEndpointSlice>& InformerFactory::EndpointSlices(const InformerFi
 }
 
 void InformerFactory::Start() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (started_ || stopped_) return;
   started_ = true;
   for (auto& [key, entry] : entries_) entry.start();
@@ -77,7 +77,7 @@ bool InformerFactory::WaitForCacheSync(Clock::Duration timeout) {
   const Clock::TimePoint deadline = clock.Now() + timeout;
   std::vector<std::function<bool(Clock::Duration)>> waits;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (auto& [key, entry] : entries_) waits.push_back(entry.wait_for_sync);
   }
   for (const auto& wait : waits) {
@@ -90,7 +90,7 @@ bool InformerFactory::WaitForCacheSync(Clock::Duration timeout) {
 void InformerFactory::Stop() {
   std::vector<std::function<void()>> stops;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopped_ = true;
     for (auto& [key, entry] : entries_) stops.push_back(entry.stop);
   }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -76,7 +75,7 @@ void MetricsCache::UpdateServicePortCache(std::string_view service_key,
                                           std::string_view address_type,
                                           std::span<const GroupStats> groups) {
   PortCache cache = ToPortCache(groups, address_type, /*filter_address_type=*/false);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto service = services_.find(service_key);
   if (service == services_.end()) {
     service = services_.emplace(std::string(service_key), ServiceEntry()).first;
@@ -98,7 +97,7 @@ void MetricsCache::UpdateService(std::string_view service_key, std::span<const G
       replacement.emplace(group.address_type, ToPortCache(groups, group.address_type, true));
     }
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto service = services_.find(service_key);
   if (service != services_.end()) {
     for (const auto& [type, cache] : service->second) {
@@ -117,7 +116,7 @@ void MetricsCache::UpdateService(std::string_view service_key, std::span<const G
 
 void MetricsCache::UpdateTrafficDistribution(std::string_view service_key,
                                              std::optional<std::string_view> traffic_distribution) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (auto& [label, members] : services_by_traffic_distribution_) {
     auto it = members.find(service_key);
     if (it != members.end()) {
@@ -140,7 +139,7 @@ void MetricsCache::UpdateTrafficDistribution(std::string_view service_key,
 }
 
 void MetricsCache::DeleteService(std::string_view service_key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (auto& [label, members] : services_by_traffic_distribution_) {
     auto it = members.find(service_key);
     if (it != members.end()) {
@@ -158,13 +157,13 @@ void MetricsCache::DeleteService(std::string_view service_key) {
 }
 
 MetricsTotals MetricsCache::Totals() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return totals_;
 }
 
 std::map<std::string, std::int64_t> MetricsCache::ServicesByTrafficDistribution() const {
   std::map<std::string, std::int64_t> counts;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [label, members] : services_by_traffic_distribution_) {
     counts.emplace(label, static_cast<std::int64_t>(members.size()));
   }

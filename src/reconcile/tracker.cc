@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -28,26 +27,26 @@ const model::EndpointSlice& Deref(const model::EndpointSlice* slice) { return *s
 
 void EndpointSliceTracker::Update(const model::ObjectMeta& slice) {
   std::string key = ServiceKeyOf(slice);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   generations_by_service_[std::move(key)][slice.uid] = slice.generation;
 }
 
 void EndpointSliceTracker::ExpectDeletion(const model::ObjectMeta& slice) {
   std::string key = ServiceKeyOf(slice);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   generations_by_service_[std::move(key)][slice.uid] = kDeletionExpected;
 }
 
 bool EndpointSliceTracker::Has(const model::ObjectMeta& slice) const {
   const std::string key = ServiceKeyOf(slice);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto service = generations_by_service_.find(key);
   return service != generations_by_service_.end() && service->second.contains(slice.uid);
 }
 
 bool EndpointSliceTracker::ShouldSync(const model::ObjectMeta& slice) const {
   const std::string key = ServiceKeyOf(slice);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto service = generations_by_service_.find(key);
   if (service == generations_by_service_.end()) {
     return true;
@@ -58,7 +57,7 @@ bool EndpointSliceTracker::ShouldSync(const model::ObjectMeta& slice) const {
 
 bool EndpointSliceTracker::HandleDeletion(const model::ObjectMeta& slice) {
   const std::string key = ServiceKeyOf(slice);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto service = generations_by_service_.find(key);
   if (service == generations_by_service_.end()) {
     return true;
@@ -76,7 +75,7 @@ template <typename SliceRange>
 bool EndpointSliceTracker::StaleSlicesImpl(const model::Service& service,
                                            const SliceRange& slices) {
   std::string key = model::NamespacedName(service.metadata.namespace_, service.metadata.name);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto [uid, inserted] = uid_by_service_.try_emplace(key, service.metadata.uid);
   if (!inserted) {
     if (!uid->second.empty() && !service.metadata.uid.empty() &&
@@ -122,7 +121,7 @@ bool EndpointSliceTracker::StaleSlices(const model::Service& service,
 
 void EndpointSliceTracker::DeleteService(std::string_view namespace_, std::string_view name) {
   const std::string key = model::NamespacedName(namespace_, name);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   generations_by_service_.erase(key);
   uid_by_service_.erase(key);
 }
@@ -130,7 +129,7 @@ void EndpointSliceTracker::DeleteService(std::string_view namespace_, std::strin
 std::optional<std::int64_t> EndpointSliceTracker::GenerationForTest(
     const model::EndpointSlice& slice) const {
   const std::string key = ServiceKeyOf(slice.metadata);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto service = generations_by_service_.find(key);
   if (service == generations_by_service_.end()) {
     return std::nullopt;

@@ -1,6 +1,5 @@
 #include "slicewright/reconcile/trigger_time.h"
 
-#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -53,7 +52,7 @@ TriggerTimeTracker::ServiceState TriggerTimeTracker::TakeState(const std::string
                                                                bool& known) {
   // Only the map needs the lock: calls for one key never overlap, so the state is taken out,
   // worked on without the lock, and put back.
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = states_.find(key);
   known = it != states_.end();
   return known ? std::move(it->second) : ServiceState();
@@ -69,7 +68,7 @@ model::Time TriggerTimeTracker::PutState(const std::string& key, bool known,
   }
   const model::Time service_time = current.service_time;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     states_.insert_or_assign(key, std::move(current));
   }
   // A new Service: its creation is the change being published.
@@ -129,7 +128,7 @@ model::Time TriggerTimeTracker::ComputeForChangedPods(std::string_view namespace
 
 void TriggerTimeTracker::DeleteService(std::string_view namespace_, std::string_view name) {
   const std::string key = model::NamespacedName(namespace_, name);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   states_.erase(key);
 }
 

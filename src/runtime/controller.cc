@@ -65,7 +65,7 @@ void Controller::Count(SyncOutcome outcome) {
 Controller::~Controller() { Stop(); }
 
 void Controller::Start() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (!workers_.empty()) return;
   const int workers = options_.workers > 0 ? options_.workers : 1;
   for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { Work(); });
@@ -74,7 +74,7 @@ void Controller::Start() {
 void Controller::Stop() {
   std::vector<std::thread> workers;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     workers.swap(workers_);
   }
   queue_.ShutDownWithDrain();

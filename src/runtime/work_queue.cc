@@ -238,6 +238,12 @@ size_t WorkQueue::Len() {
   return queue_.size();
 }
 
+bool WorkQueue::Idle(bool count_delayed) {
+  std::lock_guard<std::mutex> guard(mu_);
+  MoveDueLocked();
+  return queue_.empty() && processing_.empty() && (!count_delayed || waiting_.empty());
+}
+
 void WorkQueue::ShutDown() {
   std::lock_guard<std::mutex> guard(mu_);
   shutting_down_ = true;

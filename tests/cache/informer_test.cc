@@ -363,6 +363,13 @@ TEST_F(InformerTest, BookmarksKeepAQuietWatchResumableAfterCompaction) {
   ASSERT_TRUE(informer.WaitForSync(10s));
   const std::string listed_at = informer.Stats().last_resource_version;
   ASSERT_FALSE(listed_at.empty());
+  // Synced is not watching: until its watch is open, the noise below could push listed_at out of
+  // the history first (a 410 and a relist under load). A change it sees proves the watch is open.
+  LabelService("watched", R"("probe":"1")");
+  ASSERT_TRUE(Eventually([&] {
+    const auto cached = informer.store().Get("default", "watched");
+    return cached != nullptr && cached->metadata.labels.contains("probe");
+  }));
 
   std::string last_write;
   for (int i = 0; i < 30; ++i) {

@@ -16,11 +16,13 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include "slicewright/base/clock.h"
 #include "slicewright/client/typed_client.h"
 #include "slicewright/model/well_known.h"
 
 #include "apiserver/rest/serve.h"
 #include "controllers/endpointslice/controller.h"
+#include "controllers/handled_barrier.h"
 #include "fakes/loopback.h"
 
 namespace slicewright::controllers::testing {
@@ -37,12 +39,22 @@ using endpointslice::Options;
 struct RunningController {
   std::unique_ptr<client::RestClient> client;
   std::unique_ptr<cache::InformerFactory> informers;
+  // Sees Pods, Services and EndpointSlices after the controllers' handlers.
+  std::unique_ptr<HandledBarrier> handled = std::make_unique<HandledBarrier>();
   std::vector<std::unique_ptr<Controller>> controllers;
   Controller* controller = nullptr;  // the first
 
   ~RunningController() {
     for (auto& running : controllers) running->Stop();
     if (informers != nullptr) informers->Stop();
+  }
+
+  // Every controller's queue is idle (testing::WaitIdle).
+  bool WaitIdle(bool count_delayed = true) {
+    for (auto& running : controllers) {
+      if (!testing::WaitIdle(running->queue(), count_delayed)) return false;
+    }
+    return true;
   }
 };
 
@@ -89,11 +101,15 @@ class ControllerTest : public ::testing::Test {
       deps.metrics = metrics;
       deps.events = events;
       deps.plugin = std::move(plugin);
+      deps.clock = controller_clock_;
       auto controller = Controller::Create(options, deps);
       EXPECT_TRUE(controller.ok()) << controller.status().ToString();
       if (!controller.ok()) return running;
       running->controllers.push_back(std::move(controller).value());
     }
+    running->handled->Watch(running->informers->Pods());
+    running->handled->Watch(running->informers->Services());
+    running->handled->Watch(running->informers->EndpointSlices());
     running->informers->Start();
     EXPECT_TRUE(running->informers->WaitForCacheSync(std::chrono::seconds(10)));
     for (auto& controller : running->controllers) controller->Start();
@@ -157,6 +173,25 @@ class ControllerTest : public ::testing::Test {
     ASSERT_TRUE(updated.ok()) << updated.status().ToString();
   }
 
+  // Waits until `running`'s controllers have handled the Pod `name` (of "default") at its current
+  // version and finished the syncs it caused (those due, on a fake controller_clock_).
+  bool PodHandled(RunningController& running, const std::string& name) {
+    Result<model::Pod> pod = pods_->Get("default", name);
+    EXPECT_TRUE(pod.ok()) << pod.status().ToString();
+    return pod.ok() &&
+           running.handled->WaitSeen("default/" + name, pod->metadata.resource_version) &&
+           running.WaitIdle(controller_clock_ == nullptr);
+  }
+
+  // The same for the Service `name`.
+  bool ServiceHandled(RunningController& running, const std::string& name) {
+    Result<model::Service> service = services_->Get("default", name);
+    EXPECT_TRUE(service.ok()) << service.status().ToString();
+    return service.ok() &&
+           running.handled->WaitSeen("default/" + name, service->metadata.resource_version) &&
+           running.WaitIdle(controller_clock_ == nullptr);
+  }
+
   // The slices of `service` on the server, by name.
   std::vector<model::EndpointSlice> SlicesOf(const std::string& service) {
     client::ListOptions options;
@@ -195,6 +230,7 @@ class ControllerTest : public ::testing::Test {
   }
 
   TempDir dir_;
+  Clock* controller_clock_ = nullptr;  // the controllers' Deps::clock; null: the system clock
   std::unique_ptr<apiserver::RunningApiServer> server_;
   std::unique_ptr<client::RestClient> client_;
   std::unique_ptr<client::TypedClient<model::Service>> services_;

@@ -110,9 +110,25 @@ def main():
         found = get_json(kind, "-n", ns, name)
         return found["metadata"]["resourceVersion"] if found else None
 
-    def quiet(seconds=1.5):
-        """Time for a controller that would act to act (used before checking that none did)."""
-        time.sleep(seconds * e2e_server.SLOW)
+    sentinels = [0]
+
+    def quiet():
+        """Waits until the controllers have handled every change made so far, before a check that
+        none of them acted: a sentinel Service (selector, no pods) and a selector-less Service
+        with an Endpoints, created now in namespace "quiet", must get their placeholder slice,
+        their Endpoints and their mirrored slice. Each informer delivers in order and each work
+        queue hands keys out in order, so the controllers took the earlier changes' keys first;
+        a dead or stalled controller fails here instead of passing the check after a sleep."""
+        sentinels[0] += 1
+        name = "sentinel-%d" % sentinels[0]
+        apply(service("quiet", name, {"app": name}), service("quiet", name + "-m"),
+              endpoints("quiet", name + "-m",
+                        [{"addresses": [{"ip": "10.98.0.1"}],
+                          "ports": [{"name": "http", "port": 8080}]}]))
+        checks.check("sentinel %s handled by every controller" % name, wait_until(
+            30, lambda: len(slices("quiet", name)) == 1 and
+            get_json("endpoints", "-n", "quiet", name) is not None and
+            len(slices("quiet", name + "-m", MIRRORED)) == 1))
 
     def web_with_pods(ns, count, labels=None, annotations=None):
         apply(service(ns, "web", {"app": "web"}, labels=labels, annotations=annotations),
@@ -392,6 +408,7 @@ def main():
         if not checks.check("slicewright dev is up", b"kubeconfig written" in buffer, buffer):
             return
         wait_until(10, lambda: kubectl("get", "nodes", check=False).returncode == 0)
+        namespace("quiet")
         for name, scenario in [("43", scenario_43), ("44", scenario_44), ("45", scenario_45),
                                ("47", scenario_47), ("48-53", scenario_48_to_53),
                                ("54", scenario_54), ("55", scenario_55),

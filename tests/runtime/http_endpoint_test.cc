@@ -528,7 +528,11 @@ TEST(HttpEndpointTest, StopDoesNotWaitForAClientThatNeverReads) {
   ASSERT_NE(endpoint, nullptr);
   RawClient reader(endpoint->port());
   ASSERT_TRUE(reader.Send(Request("GET", "/metrics")));
-  std::this_thread::sleep_for(milliseconds(300));  // the response is stuck in full buffers
+  // Its head has arrived: the exposition is rendered (a loaded machine may take seconds to render
+  // it, which Stop() cannot cut short) and being written, the rest stuck in full buffers.
+  std::optional<RawResponse> head = reader.Read(/*head=*/true);
+  ASSERT_TRUE(head.has_value());
+  EXPECT_EQ(head->status, 200);
   const auto start = std::chrono::steady_clock::now();
   endpoint->Stop();
   const auto took = std::chrono::steady_clock::now() - start;

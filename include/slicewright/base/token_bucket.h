@@ -5,9 +5,9 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 
 #include "slicewright/base/clock.h"
+#include "slicewright/base/mutex.h"
 #include "slicewright/base/result.h"
 
 namespace slicewright {
@@ -31,9 +31,9 @@ class TokenBucket final {
   Clock& clock_;
   const double qps_;
   const double burst_;
-  std::mutex mu_;
-  double tokens_;          // guarded by mu_; negative: reservations made ahead of the refill
-  Clock::TimePoint last_;  // guarded by mu_
+  Mutex mu_;
+  double tokens_ SW_GUARDED_BY(mu_);  // negative: reservations made ahead of the refill
+  Clock::TimePoint last_ SW_GUARDED_BY(mu_);
 };
 
 }  // namespace slicewright

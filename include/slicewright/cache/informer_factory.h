@@ -7,11 +7,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "slicewright/base/clock.h"
+#include "slicewright/base/mutex.h"
 #include "slicewright/cache/informer.h"
 #include "slicewright/client/rest_client.h"
 
@@ -68,10 +68,10 @@ class InformerFactory final {
   const ReflectorOptions defaults_;
   const std::shared_ptr<model::PodInterners> pod_interners_;
   const std::shared_ptr<SliceInterners> slice_interners_;
-  std::mutex mu_;
-  std::map<std::string, Entry> entries_;  // guarded by mu_; key: kind + filter
-  bool started_ = false;                  // guarded by mu_
-  bool stopped_ = false;                  // guarded by mu_
+  Mutex mu_;
+  std::map<std::string, Entry> entries_ SW_GUARDED_BY(mu_);  // key: kind + filter
+  bool started_ SW_GUARDED_BY(mu_) = false;
+  bool stopped_ SW_GUARDED_BY(mu_) = false;
 };
 
 // An index function filing an object under the value of one of its labels (none when absent):

@@ -6,13 +6,13 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include "slicewright/base/mutex.h"
 #include "slicewright/reconcile/plan.h"
 
 namespace slicewright::reconcile {
@@ -75,17 +75,17 @@ class MetricsCache final {
   using ServiceEntry = std::map<std::string, PortCache, std::less<>>;  // address type -> stats
 
   MetricsTotals EntryTotals(const PortCache& cache) const;
-  void Subtract(const PortCache& cache);  // requires mu_
-  void Add(const PortCache& cache);       // requires mu_
+  void Subtract(const PortCache& cache) SW_REQUIRES(mu_);
+  void Add(const PortCache& cache) SW_REQUIRES(mu_);
   static PortCache ToPortCache(std::span<const GroupStats> groups, std::string_view address_type,
                                bool filter_address_type);
 
   const Options options_;
-  mutable std::mutex mu_;
-  MetricsTotals totals_;                                       // guarded by mu_
-  std::map<std::string, ServiceEntry, std::less<>> services_;  // guarded by mu_
+  mutable Mutex mu_;
+  MetricsTotals totals_ SW_GUARDED_BY(mu_);
+  std::map<std::string, ServiceEntry, std::less<>> services_ SW_GUARDED_BY(mu_);
   std::map<std::string, std::set<std::string, std::less<>>, std::less<>>
-      services_by_traffic_distribution_;  // guarded by mu_
+      services_by_traffic_distribution_ SW_GUARDED_BY(mu_);
 };
 
 }  // namespace slicewright::reconcile

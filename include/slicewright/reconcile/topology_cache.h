@@ -5,12 +5,12 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "slicewright/base/mutex.h"
 #include "slicewright/model/core.h"
 #include "slicewright/reconcile/plan.h"
 #include "slicewright/reconcile/planner.h"
@@ -104,12 +104,13 @@ class TopologyCache final {
 
   using ZoneCounts = std::map<std::string, std::int64_t>;
 
-  mutable std::mutex mu_;
-  bool sufficient_node_info_ = false;                // guarded by mu_
-  std::map<std::string, std::int64_t> cpu_by_zone_;  // guarded by mu_
-  std::map<std::string, double> ratios_;             // guarded by mu_
-  // service key -> address type -> hinted endpoints per zone; guarded by mu_
-  std::map<std::string, std::map<std::string, ZoneCounts>, std::less<>> hints_by_service_;
+  mutable Mutex mu_;
+  bool sufficient_node_info_ SW_GUARDED_BY(mu_) = false;
+  std::map<std::string, std::int64_t> cpu_by_zone_ SW_GUARDED_BY(mu_);
+  std::map<std::string, double> ratios_ SW_GUARDED_BY(mu_);
+  // service key -> address type -> hinted endpoints per zone
+  std::map<std::string, std::map<std::string, ZoneCounts>, std::less<>> hints_by_service_
+      SW_GUARDED_BY(mu_);
 };
 
 }  // namespace slicewright::reconcile

@@ -4,13 +4,13 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
+#include "slicewright/base/mutex.h"
 #include "slicewright/model/core.h"
 #include "slicewright/model/discovery.h"
 
@@ -68,11 +68,11 @@ class EndpointSliceTracker final {
   template <typename SliceRange>
   bool StaleSlicesImpl(const model::Service& service, const SliceRange& slices);
 
-  mutable std::mutex mu_;
-  // "namespace/service-name" -> tracked slices; guarded by mu_
-  std::unordered_map<std::string, Generations> generations_by_service_;
-  // "namespace/service-name" -> the Service UID last seen by StaleSlices; guarded by mu_
-  std::unordered_map<std::string, std::string> uid_by_service_;
+  mutable Mutex mu_;
+  // "namespace/service-name" -> tracked slices
+  std::unordered_map<std::string, Generations> generations_by_service_ SW_GUARDED_BY(mu_);
+  // "namespace/service-name" -> the Service UID last seen by StaleSlices
+  std::unordered_map<std::string, std::string> uid_by_service_ SW_GUARDED_BY(mu_);
 };
 
 }  // namespace slicewright::reconcile

@@ -3,12 +3,12 @@
 // Service must not overlap (the work queue never runs one key twice at once).
 #pragma once
 
-#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
+#include "slicewright/base/mutex.h"
 #include "slicewright/model/compact_pod.h"
 #include "slicewright/model/core.h"
 #include "slicewright/model/time.h"
@@ -67,8 +67,8 @@ class TriggerTimeTracker final {
                        ServiceState current, const model::Service& service,
                        model::Time earliest_change);
 
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, ServiceState> states_;  // "namespace/name"; guarded by mu_
+  mutable Mutex mu_;
+  std::unordered_map<std::string, ServiceState> states_ SW_GUARDED_BY(mu_);  // "namespace/name"
 };
 
 }  // namespace slicewright::reconcile

@@ -10,11 +10,11 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "slicewright/base/mutex.h"
 #include "slicewright/base/status.h"
 #include "slicewright/runtime/metrics.h"
 #include "slicewright/runtime/work_queue.h"
@@ -72,8 +72,8 @@ class Controller final {
   const OutcomeFn on_outcome_;
   std::atomic<std::int64_t> syncs_{0};
   SyncCounters counters_;  // set in the constructor
-  std::mutex mu_;
-  std::vector<std::thread> workers_;  // guarded by mu_
+  Mutex mu_;
+  std::vector<std::thread> workers_ SW_GUARDED_BY(mu_);
 };
 
 }  // namespace slicewright::runtime

@@ -83,6 +83,10 @@ class WorkQueue final {
   // How many keys are ready to be handed out (not counting delayed keys or keys being processed).
   // Not const: it first moves delayed keys whose deadline has passed into the queue.
   size_t Len();
+  // True when no key is ready or being processed and, with `count_delayed`, none is waiting for
+  // its delay: every key added so far (and due) has been through a Get() and Done(). Lets a test
+  // see that a controller has finished reacting.
+  bool Idle(bool count_delayed = true);
 
   // New keys are ignored from now on; blocked Get() calls return what is queued, then nullopt.
   void ShutDown();

@@ -76,7 +76,7 @@ std::string IpAllocator::AddressAt(std::uint64_t offset) const {
 }
 
 Result<std::string> IpAllocator::Allocate() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   // Offset 0 is the network address and the last one the broadcast address of IPv4.
   const std::uint64_t usable = size_ - 1;
   for (std::uint64_t tried = 0; tried < usable; ++tried) {
@@ -97,7 +97,7 @@ Status IpAllocator::AllocateSpecific(std::string_view ip) {
     return InvalidError("failed to allocate IP " + std::string(ip) +
                         ": the provided IP is not in the valid range");
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (!used_.insert(*offset).second) {
     return InvalidError("failed to allocate IP " + std::string(ip) +
                         ": provided IP is already allocated");
@@ -107,20 +107,20 @@ Status IpAllocator::AllocateSpecific(std::string_view ip) {
 
 void IpAllocator::MarkUsed(std::string_view ip) {
   if (const auto offset = OffsetOf(ip)) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     used_.insert(*offset);
   }
 }
 
 void IpAllocator::Release(std::string_view ip) {
   if (const auto offset = OffsetOf(ip)) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     used_.erase(*offset);
   }
 }
 
 Result<int> PortAllocator::Allocate() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (int tried = 0; tried <= max_ - min_; ++tried) {
     if (cursor_ > max_ || cursor_ < min_) {
       cursor_ = min_;
@@ -138,7 +138,7 @@ Status PortAllocator::AllocateSpecific(int port) {
     return InvalidError("provided port is not in the valid range. The range of valid ports is " +
                         std::to_string(min_) + "-" + std::to_string(max_));
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (!used_.insert(port).second) {
     return InvalidError("provided port is already allocated");
   }
@@ -146,12 +146,12 @@ Status PortAllocator::AllocateSpecific(int port) {
 }
 
 void PortAllocator::MarkUsed(int port) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   used_.insert(port);
 }
 
 void PortAllocator::Release(int port) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   used_.erase(port);
 }
 

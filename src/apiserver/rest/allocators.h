@@ -3,12 +3,12 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 
+#include "slicewright/base/mutex.h"
 #include "slicewright/base/result.h"
 #include "slicewright/net/ip.h"
 
@@ -37,9 +37,9 @@ class IpAllocator final {
 
   net::IpAddress base_;
   std::uint64_t size_ = 0;
-  mutable std::mutex mu_;
-  std::set<std::uint64_t> used_;  // guarded by mu_
-  std::uint64_t cursor_ = 1;      // guarded by mu_
+  mutable Mutex mu_;
+  std::set<std::uint64_t> used_ SW_GUARDED_BY(mu_);
+  std::uint64_t cursor_ SW_GUARDED_BY(mu_) = 1;
 };
 
 class PortAllocator final {
@@ -53,9 +53,9 @@ class PortAllocator final {
  private:
   int min_;
   int max_;
-  std::mutex mu_;
-  std::set<int> used_;  // guarded by mu_
-  int cursor_;          // guarded by mu_
+  Mutex mu_;
+  std::set<int> used_ SW_GUARDED_BY(mu_);
+  int cursor_ SW_GUARDED_BY(mu_);
 };
 
 }  // namespace slicewright::apiserver

@@ -155,20 +155,20 @@ bool Controller::OwnedByAnotherController(const model::Service& service) const {
 }
 
 bool Controller::IsStale(const std::string& key, const model::Endpoints& endpoints) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = stale_versions_.find(key);
   return it != stale_versions_.end() && it->second == endpoints.metadata.resource_version;
 }
 
 void Controller::MarkStale(const std::string& key, const std::string& resource_version) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   stale_versions_[key] = resource_version;
 }
 
 void Controller::Forget(const std::string& namespace_, const std::string& name,
                         const std::string& key) {
   trigger_times_.DeleteService(namespace_, name);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   stale_versions_.erase(key);
 }
 

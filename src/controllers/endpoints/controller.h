@@ -7,13 +7,13 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "slicewright/base/clock.h"
+#include "slicewright/base/mutex.h"
 #include "slicewright/base/result.h"
 #include "slicewright/cache/informer_factory.h"
 #include "slicewright/client/rest_client.h"
@@ -94,8 +94,8 @@ class Controller final {
   cache::Informer<model::CompactPod>& pods_;
   cache::Informer<model::Endpoints>& endpoints_;
   reconcile::TriggerTimeTracker trigger_times_;
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, std::string> stale_versions_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::unordered_map<std::string, std::string> stale_versions_ SW_GUARDED_BY(mu_);
 };
 
 }  // namespace slicewright::controllers::endpoints

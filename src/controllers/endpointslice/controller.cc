@@ -241,7 +241,7 @@ bool Controller::IncrementalEnabled() const {
 }
 
 Controller::IncrementalPtr Controller::FindIncremental(const std::string& key, bool create) {
-  std::lock_guard<std::mutex> lock(incremental_mu_);
+  MutexLock lock(incremental_mu_);
   auto it = incremental_.find(key);
   if (!create) return it == incremental_.end() ? nullptr : it->second;
   if (it == incremental_.end()) {
@@ -253,18 +253,18 @@ Controller::IncrementalPtr Controller::FindIncremental(const std::string& key, b
 }
 
 void Controller::DropIncremental(const std::string& key) {
-  std::lock_guard<std::mutex> lock(incremental_mu_);
+  MutexLock lock(incremental_mu_);
   incremental_.erase(key);
 }
 
 bool Controller::AnyKept() const {
-  std::lock_guard<std::mutex> lock(incremental_mu_);
+  MutexLock lock(incremental_mu_);
   return !incremental_.empty();
 }
 
 void Controller::MarkPodChanged(std::string_view pod_name,
                                 std::span<const std::string> service_keys) {
-  std::lock_guard<std::mutex> lock(incremental_mu_);
+  MutexLock lock(incremental_mu_);
   if (incremental_.empty()) return;
   for (const std::string& key : service_keys) {
     auto it = incremental_.find(key);
@@ -418,7 +418,7 @@ void Controller::DeriveIncremental(
   } else {
     std::set<std::string, std::less<>> marked;
     {
-      std::lock_guard<std::mutex> lock(incremental_mu_);
+      MutexLock lock(incremental_mu_);
       marked.swap(state.marked_pods);
     }
     const model::StringMap& selector = *service.spec.selector;

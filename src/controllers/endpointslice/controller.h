@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -18,6 +17,7 @@
 #include <vector>
 
 #include "slicewright/base/clock.h"
+#include "slicewright/base/mutex.h"
 #include "slicewright/base/result.h"
 #include "slicewright/cache/informer_factory.h"
 #include "slicewright/client/rest_client.h"
@@ -153,8 +153,9 @@ class Controller final {
   std::unique_ptr<ControllerMetrics> metrics_;  // null without a registry
   // Bumped by every Node change that may move a pod's endpoint: kept Services re-derive all.
   std::atomic<std::uint64_t> node_generation_{0};
-  mutable std::mutex incremental_mu_;
-  std::unordered_map<std::string, IncrementalPtr> incremental_;  // by key; guarded
+  mutable Mutex incremental_mu_;
+  std::unordered_map<std::string, IncrementalPtr> incremental_
+      SW_GUARDED_BY(incremental_mu_);  // by key
 };
 
 }  // namespace slicewright::controllers::endpointslice

@@ -91,7 +91,7 @@ void ControllerMetrics::RecordCache(const reconcile::MetricsCache& cache) {
   desired_endpoint_slices_->Set(static_cast<double>(totals.desired_slices));
   // Upstream resets the family and sets every value anew; values that went away read 0 here.
   const std::map<std::string, std::int64_t> by_distribution = cache.ServicesByTrafficDistribution();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const std::string& seen : traffic_distributions_seen_) {
     if (!by_distribution.contains(seen)) {
       Result<runtime::Gauge*> gauge = services_by_traffic_distribution_->WithLabelValues({seen});

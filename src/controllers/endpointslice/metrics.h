@@ -3,10 +3,10 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 
+#include "slicewright/base/mutex.h"
 #include "slicewright/base/result.h"
 #include "slicewright/reconcile/metrics_cache.h"
 #include "slicewright/reconcile/plan.h"
@@ -39,8 +39,8 @@ class ControllerMetrics final {
   runtime::HistogramFamily* changed_per_sync_ = nullptr;
   runtime::CounterFamily* syncs_ = nullptr;
   runtime::GaugeFamily* services_by_traffic_distribution_ = nullptr;
-  std::mutex mu_;
-  std::set<std::string> traffic_distributions_seen_;  // guarded by mu_
+  Mutex mu_;
+  std::set<std::string> traffic_distributions_seen_ SW_GUARDED_BY(mu_);
 };
 
 }  // namespace slicewright::controllers::endpointslice

@@ -195,7 +195,7 @@ PodSimulator::PodSimulator(PodSimulatorOptions options, client::RestClient& clie
 PodSimulator::~PodSimulator() { Stop(); }
 
 Status PodSimulator::Start() {
-  std::lock_guard run_lock(run_mu_);
+  MutexLock run_lock(run_mu_);
   if (started_ || stopped_)
     return InvalidError("pod simulator: Start() called twice or after Stop()");
   started_ = true;
@@ -222,7 +222,7 @@ Status PodSimulator::Start() {
 }
 
 void PodSimulator::Stop() {
-  std::lock_guard run_lock(run_mu_);
+  MutexLock run_lock(run_mu_);
   if (stopped_) return;
   stopped_ = true;
   // The cache first, so no handler adds to a queue being drained.
@@ -273,7 +273,7 @@ Status PodSimulator::RegisterNodes() {
 
 void PodSimulator::RebuildFromCache() {
   const Clock::TimePoint now = clock_.Now();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const std::shared_ptr<const model::Pod>& pod : informer_->store().List()) {
     // A finished pod's sandbox is gone: its addresses are free again.
     if (IsFinished(*pod) || pod->metadata.uid.empty()) continue;
@@ -332,7 +332,7 @@ Status PodSimulator::SyncPod(const std::string& key, model::Pod pod) {
   const Clock::TimePoint now = clock_.Now();
   bool replaced = false;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Tracked& tracked = tracked_[key];
     if (tracked.uid != pod.metadata.uid) {
       // A new pod under an old name: what the old one held is free.
@@ -361,7 +361,7 @@ Status PodSimulator::SyncPod(const std::string& key, model::Pod pod) {
   if (pod.status.phase != kPhaseRunning) {
     Clock::TimePoint ready_at;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       ready_at = tracked_[key].ready_at;
     }
     if (now < ready_at) {
@@ -383,7 +383,7 @@ Status PodSimulator::SyncPod(const std::string& key, model::Pod pod) {
 Result<model::Pod> PodSimulator::Bind(const std::string& key, const model::Pod& pod) {
   std::string chosen;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     // Least loaded by the pods known on each node (bindings in flight included); ties by order.
     std::map<std::string, std::size_t, std::less<>> load;
     for (const SimulatedNode& node : nodes_) load[node.name] = 0;
@@ -403,7 +403,7 @@ Result<model::Pod> PodSimulator::Bind(const std::string& key, const model::Pod& 
       pods_.Patch(pod.metadata.namespace_, pod.metadata.name, client::PatchType::kMergePatch,
                   codec::EncodePodBindingPatch(pod.metadata.resource_version, chosen));
   if (!bound.ok()) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = tracked_.find(key); it != tracked_.end() && it->second.node == chosen) {
       it->second.node.clear();
     }
@@ -420,7 +420,7 @@ Status PodSimulator::Terminate(const std::string& key, const model::Pod& pod,
   Clock::TimePoint delete_at;
   bool first_seen = false;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Tracked& tracked = tracked_[key];
     if (!tracked.delete_at) {
       // The grace left as the server set it, measured on our clock from the first sight of it.
@@ -482,7 +482,7 @@ std::optional<std::vector<std::string>> PodSimulator::PodAddresses(const std::st
   const std::string& uid = pod.metadata.uid;
   std::optional<std::vector<std::string>> addresses;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!pod.status.pod_ips.empty()) {
       // Already written (by us before a restart, or by someone else): keep them taken.
       if (Status status = pod_addresses_.Reserve(pod.status.pod_ips, uid); !status.ok()) {
@@ -517,7 +517,7 @@ Result<model::Pod> PodSimulator::AttachNetworks(const std::string& key, const mo
   entries.push_back({options_.default_network_name, "eth0", addresses, MacFor(addresses), true});
   if (problem.empty()) {
     std::set<std::string> interfaces = {"eth0"};
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Tracked& tracked = tracked_[key];
     for (std::size_t i = 0; i < selections->size() && problem.empty(); ++i) {
       const codec::NetworkSelection& selection = (*selections)[i];
@@ -605,7 +605,7 @@ Status PodSimulator::WriteStatus(const model::Pod& pod, const SimulatedNode& nod
 void PodSimulator::Forget(const std::string& key) {
   bool released = false;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     waiting_for_addresses_.erase(key);
     auto it = tracked_.find(key);
     if (it == tracked_.end()) return;
@@ -630,7 +630,7 @@ bool PodSimulator::ReleaseLocked(const Tracked& tracked) {
 void PodSimulator::WakeWaiting(const std::string& except) {
   std::vector<std::string> keys;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (const std::string& key : waiting_for_addresses_) {
       if (key != except) keys.push_back(key);
     }
@@ -641,7 +641,7 @@ void PodSimulator::WakeWaiting(const std::string& except) {
 void PodSimulator::WarnOnce(const std::string& key, const model::Pod& pod, std::string_view reason,
                             const std::string& message) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Tracked& tracked = tracked_[key];
     if (tracked.warned) {
       SW_VLOG(2, "pod simulator: pod {}: {}", key, message);

@@ -8,7 +8,6 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "slicewright/base/clock.h"
+#include "slicewright/base/mutex.h"
 #include "slicewright/base/result.h"
 #include "slicewright/cache/informer.h"
 #include "slicewright/client/rest_client.h"
@@ -100,7 +100,7 @@ class PodSimulator final {
   // Releases what the key's pod held; wakes pods that wait for an address.
   void Forget(const std::string& key);
   // Releases a tracked pod's addresses (mu_ held); true when any were held.
-  bool ReleaseLocked(const Tracked& tracked);
+  bool ReleaseLocked(const Tracked& tracked) SW_REQUIRES(mu_);
   void WakeWaiting(const std::string& except);
   // A warning in the log and a Warning Event on the pod, once per pod.
   void WarnOnce(const std::string& key, const model::Pod& pod, std::string_view reason,
@@ -122,15 +122,16 @@ class PodSimulator final {
   std::unique_ptr<cache::Informer<model::Pod>> informer_;
   std::unique_ptr<runtime::Controller> controller_;
 
-  std::mutex run_mu_;     // serialises Start() and Stop()
-  bool started_ = false;  // guarded by run_mu_
-  bool stopped_ = false;  // guarded by run_mu_
-
-  std::mutex mu_;  // guards everything below; never held while calling out
-  std::unordered_map<std::string, Tracked> tracked_;      // by pod key
-  AddressPool pod_addresses_;                             // owners: pod UIDs
-  std::map<std::string, AddressPool> network_addresses_;  // by "ns/name"; owners "uid/interface"
-  std::set<std::string> waiting_for_addresses_;           // keys of pods the pod CIDR could not fit
+  Mutex run_mu_;  // serialises Start() and Stop()
+  bool started_ SW_GUARDED_BY(run_mu_) = false;
+  bool stopped_ SW_GUARDED_BY(run_mu_) = false;
+  Mutex mu_;  // never held while calling out
+  std::unordered_map<std::string, Tracked> tracked_ SW_GUARDED_BY(mu_);  // by pod key
+  AddressPool pod_addresses_ SW_GUARDED_BY(mu_);                         // owners: pod UIDs
+  // By "ns/name"; owners "uid/interface".
+  std::map<std::string, AddressPool> network_addresses_ SW_GUARDED_BY(mu_);
+  // Keys of pods the pod CIDR could not fit.
+  std::set<std::string> waiting_for_addresses_ SW_GUARDED_BY(mu_);
 };
 
 }  // namespace slicewright::controllers::podsim

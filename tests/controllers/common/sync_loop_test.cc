@@ -2,10 +2,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -13,6 +15,7 @@
 #include "slicewright/runtime/metrics.h"
 
 #include "controllers/common/slice_labels.h"
+#include "controllers/handled_barrier.h"
 
 namespace slicewright::controllers {
 namespace {
@@ -99,6 +102,53 @@ TEST(SliceLabelsTest, ManagerAndService) {
   EXPECT_EQ(ServiceKeyOfSlice(slice), "");  // an empty name names no Service
   slice.labels["kubernetes.io/service-name"] = "web";
   EXPECT_EQ(ServiceKeyOfSlice(slice), "shop/web");
+}
+
+// What the controllers' kept state relies on: a key is never synced by two workers at once, and a
+// key re-added while it syncs is synced again after, so the last sync of every key began after
+// its last Enqueue. Two threads re-add a few keys while four workers sync them.
+TEST(SyncLoopTest, ConcurrentWorkersNeverSyncOneKeyTwiceAtOnce) {
+  std::unique_ptr<SyncLoop> loop = MakeLoop();
+  ASSERT_NE(loop, nullptr);
+  const std::vector<std::string> keys = {"ns/a", "ns/b", "ns/c"};
+  std::mutex mu;
+  std::set<std::string> in_flight;         // guarded by mu
+  std::map<std::string, int> enqueued;     // the last generation enqueued, guarded by mu
+  std::map<std::string, int> synced_from;  // the generation the last sync began at, guarded by mu
+  int overlaps = 0;                        // guarded by mu
+  runtime::ControllerOptions options;
+  options.name = "test";
+  options.workers = 4;
+  loop->Start(options, [&](const std::string& key) {
+    {
+      std::lock_guard lock(mu);
+      if (!in_flight.insert(key).second) ++overlaps;
+      synced_from[key] = enqueued[key];
+    }
+    std::this_thread::yield();
+    std::lock_guard lock(mu);
+    in_flight.erase(key);
+    return Status();
+  });
+  std::vector<std::thread> writers;
+  for (int writer = 0; writer < 2; ++writer) {
+    writers.emplace_back([&] {
+      for (int i = 0; i < 2000; ++i) {
+        const std::string& key = keys[static_cast<std::size_t>(i) % keys.size()];
+        {
+          std::lock_guard lock(mu);
+          ++enqueued[key];
+        }
+        loop->Enqueue(key, 0s);
+      }
+    });
+  }
+  for (std::thread& writer : writers) writer.join();
+  EXPECT_TRUE(testing::WaitIdle(loop->queue()));
+  loop->Stop();
+  std::lock_guard lock(mu);
+  EXPECT_EQ(overlaps, 0);
+  EXPECT_EQ(synced_from, enqueued);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "slicewright/reconcile/endpoints_builder.h"
 
 #include "apiserver/rest/serve.h"
+#include "controllers/handled_barrier.h"
 #include "fakes/loopback.h"
 
 // The Endpoints controller against the real embedded API server: the Endpoints follows the pods,
@@ -38,6 +39,14 @@ struct RunningController {
   std::unique_ptr<client::RestClient> client;
   std::unique_ptr<cache::InformerFactory> informers;
   std::unique_ptr<Controller> controller;
+  // Sees Services, Pods and Endpoints after the controller's handlers.
+  std::unique_ptr<testing::HandledBarrier> handled = std::make_unique<testing::HandledBarrier>();
+
+  // Waits until the controller has handled the object `key` at `version` and finished the syncs
+  // it caused.
+  bool Handled(const std::string& key, const std::string& version) {
+    return handled->WaitSeen(key, version) && testing::WaitIdle(controller->queue());
+  }
 
   ~RunningController() {
     if (controller != nullptr) {
@@ -86,6 +95,9 @@ class EndpointsControllerTest : public ::testing::Test {
     auto controller = Controller::Create(options, deps);
     EXPECT_TRUE(controller.ok()) << controller.status().ToString();
     running->controller = std::move(controller).value();
+    running->handled->Watch(running->informers->Services());
+    running->handled->Watch(running->informers->Pods());
+    running->handled->Watch(running->informers->Endpoints());
     running->informers->Start();
     EXPECT_TRUE(running->informers->WaitForCacheSync(10s));
     running->controller->Start();
@@ -256,20 +268,26 @@ TEST_F(EndpointsControllerTest, UnchangedEndpointsAreNotRewritten) {
     ASSERT_TRUE(Eventually([&] { return running->controller->queue().Len() == 0; }));
     version = Get("web")->metadata.resource_version;
 
-    ASSERT_TRUE(service_client
-                    ->Patch("default", "web", client::PatchType::kMergePatch,
-                            R"({"metadata":{"annotations":{"touched":"yes"}}})")
-                    .ok());
-    ASSERT_TRUE(pod_client
-                    ->Patch("default", "web-1", client::PatchType::kMergePatch,
-                            R"({"metadata":{"annotations":{"touched":"yes"}}})")
-                    .ok());
-    std::this_thread::sleep_for(500ms);
+    Result<model::Service> service =
+        service_client->Patch("default", "web", client::PatchType::kMergePatch,
+                              R"({"metadata":{"annotations":{"touched":"yes"}}})");
+    ASSERT_TRUE(service.ok());
+    Result<model::Pod> pod = pod_client->Patch("default", "web-1", client::PatchType::kMergePatch,
+                                               R"({"metadata":{"annotations":{"touched":"yes"}}})");
+    ASSERT_TRUE(pod.ok());
+    ASSERT_TRUE(running->Handled("default/web", service->metadata.resource_version));
+    ASSERT_TRUE(running->Handled("default/web-1", pod->metadata.resource_version));
     EXPECT_EQ(Get("web")->metadata.resource_version, version);
   }
   auto second = StartController();
-  std::this_thread::sleep_for(500ms);
-  ASSERT_TRUE(Eventually([&] { return second->controller->queue().Len() == 0; }));
+  // It has seen the first list (the Service, its pods, the Endpoints) and synced what it queued.
+  ASSERT_TRUE(second->Handled("default/web", version));
+  for (const char* name : {"web", "web-1", "web-2"}) {
+    const std::string version_now =
+        std::string(name) == "web" ? service_client->Get("default", name)->metadata.resource_version
+                                   : pod_client->Get("default", name)->metadata.resource_version;
+    ASSERT_TRUE(second->Handled(std::string("default/") + name, version_now)) << name;
+  }
   EXPECT_EQ(Get("web")->metadata.resource_version, version);
 }
 
@@ -336,7 +354,8 @@ TEST_F(EndpointsControllerTest, EndpointControllerNameLabelHandsTheServiceOver) 
   ASSERT_TRUE(Label("web", R"("multinetwork.slicewright.io")").ok());
   ASSERT_TRUE(Eventually([&] { return !Get("web").has_value(); }));
   CreatePod("web-2", "web", "10.0.0.2");
-  std::this_thread::sleep_for(300ms);
+  ASSERT_TRUE(running->Handled("default/web-2",
+                               pod_client->Get("default", "web-2")->metadata.resource_version));
   EXPECT_FALSE(Get("web").has_value());
 
   ASSERT_TRUE(Label("web", "null").ok());
@@ -360,8 +379,11 @@ TEST_F(EndpointsControllerTest, LabelledServiceKeepsTheOtherControllersEndpoints
 
   {
     auto running = StartController();
-    ASSERT_TRUE(Eventually([&] { return running->controller->queue().Len() == 0; }));
-    std::this_thread::sleep_for(300ms);
+    ASSERT_TRUE(running->Handled("default/web",
+                                 service_client->Get("default", "web")->metadata.resource_version));
+    ASSERT_TRUE(running->Handled("default/web-1",
+                                 pod_client->Get("default", "web-1")->metadata.resource_version));
+    ASSERT_TRUE(running->Handled("default/web", created->metadata.resource_version));
     const std::optional<model::Endpoints> still = Get("web");
     ASSERT_TRUE(still.has_value());
     EXPECT_EQ(still->metadata.resource_version, created->metadata.resource_version);
@@ -384,10 +406,13 @@ TEST_F(EndpointsControllerTest, LeftoverEndpointsAreDeletedAtStart) {
   leader.metadata.name = "kube-scheduler";
   leader.metadata.namespace_ = "default";
   leader.metadata.annotations[std::string(model::kAnnotationLeader)] = "{}";
-  ASSERT_TRUE(endpoints_client->Create(leader).ok());
+  Result<model::Endpoints> leader_created = endpoints_client->Create(leader);
+  ASSERT_TRUE(leader_created.ok());
+  const std::string leader_version = leader_created->metadata.resource_version;
   auto running = StartController();
   ASSERT_TRUE(Eventually([&] { return !Get("gone").has_value(); }));
-  std::this_thread::sleep_for(200ms);
+  // The sweep's key for the record has been synced too.
+  ASSERT_TRUE(running->Handled("default/kube-scheduler", leader_version));
   EXPECT_TRUE(Get("kube-scheduler").has_value());
 }
 

@@ -100,7 +100,7 @@ TEST_F(EndpointSliceControllerTest, SlicesFollowThePods) {
 // A Service kept between syncs (incremental_min_pods = 1: every Service) re-derives only the pods
 // that changed, and still follows every kind of change: readiness, deletion, a relabelled pod,
 // a Node's zone (all pods again), the Service's selector (all pods again).
-TEST_F(EndpointSliceControllerTest, KeptServiceFollowsPodNodeAndServiceChanges) {
+TEST_F(EndpointSliceControllerTest, ConcurrentKeptServiceFollowsPodNodeAndServiceChanges) {
   Options options;
   options.incremental_min_pods = 1;
   auto running = StartController(options);
@@ -198,7 +198,7 @@ TEST_F(EndpointSliceControllerTest, EndpointControllerNameLabelHandsTheServiceOv
   ASSERT_TRUE(Eventually([&] { return OurSlicesOf("web").empty(); }));
   // Pod churn does not bring our slices back while the label is there.
   CreatePod("web-2", "web", "node-b", "10.0.0.2");
-  std::this_thread::sleep_for(300ms);
+  ASSERT_TRUE(PodHandled(*running, "web-2"));  // its syncs have run
   EXPECT_TRUE(OurSlicesOf("web").empty());
   Result<model::EndpointSlice> still_there = slices_->Get("default", "web-multus");
   ASSERT_TRUE(still_there.ok());
@@ -239,17 +239,33 @@ TEST_F(EndpointSliceControllerTest, TakesOverExistingSlicesWithoutWriting) {
     }
     ASSERT_TRUE(Eventually(
         [&] { return ReadyAddresses("web").size() == 5 && ReadyAddresses("api").size() == 5; }));
-    // Let the first controller settle (its own slice events are coalesced for a second).
-    std::this_thread::sleep_for(1500ms);
-    for (const char* service : {"web", "api"}) {
-      for (const model::EndpointSlice& slice : OurSlicesOf(service)) {
-        versions[slice.metadata.name] = slice.metadata.resource_version;
+    // Let the first controller settle: it has seen every slice as the server has it (its own
+    // slice events are coalesced for a second) and has nothing left to sync.
+    ASSERT_TRUE(PodHandled(*first, "web-4") && PodHandled(*first, "api-4"));
+    ASSERT_TRUE(Eventually([&] {
+      std::map<std::string, std::string> now;
+      for (const char* service : {"web", "api"}) {
+        for (const model::EndpointSlice& slice : OurSlicesOf(service)) {
+          now[slice.metadata.name] = slice.metadata.resource_version;
+        }
       }
-    }
+      for (const auto& [name, version] : now) {
+        if (!first->handled->WaitSeen("default/" + name, version)) return false;
+      }
+      if (!first->WaitIdle()) return false;
+      const bool settled = now == versions;
+      versions = std::move(now);
+      return settled;
+    }));
   }
   auto second = StartController();
-  ASSERT_TRUE(Eventually([&] { return second->controller->queue().Len() == 0; }));
-  std::this_thread::sleep_for(1500ms);
+  // Its handlers have seen the first list (every Service and pod queues its Service) and the
+  // syncs that caused have all run.
+  ASSERT_TRUE(ServiceHandled(*second, "web") && ServiceHandled(*second, "api"));
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(PodHandled(*second, "web-" + std::to_string(i)));
+    ASSERT_TRUE(PodHandled(*second, "api-" + std::to_string(i)));
+  }
   std::map<std::string, std::string> after;
   for (const char* service : {"web", "api"}) {
     for (const model::EndpointSlice& slice : OurSlicesOf(service)) {

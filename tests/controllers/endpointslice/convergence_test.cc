@@ -450,7 +450,7 @@ class ConvergenceTest : public testing::ControllerTest {
 // the threshold both ways as pods come and go and selectors change.
 class ChurnTest : public ConvergenceTest, public ::testing::WithParamInterface<int> {};
 
-TEST_P(ChurnTest, SlicesMatchTheLibraryAfterRandomChurn) {
+TEST_P(ChurnTest, ConcurrentChurnEndsWithTheLibrarysSlices) {
   const std::uint64_t seed = ChurnSeed();
   std::cout << "churn seed " << seed << " (SW_CHURN_SEED=" << seed << " replays it)\n";
   SCOPED_TRACE("SW_CHURN_SEED=" + std::to_string(seed));

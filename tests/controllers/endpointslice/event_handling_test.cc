@@ -35,36 +35,73 @@ double Updates(runtime::Registry& registry) {
   return Sample(registry, "endpoint_slice_controller_changes{operation=\"update\"}");
 }
 
-// Scenario 46: a batch period of 1 s turns three pod adds 100 ms apart into one write, and a
-// third add a second later into a second write.
+// Scenario 46: a batch period of 1 s turns three pod adds 100 ms apart into one write; two more
+// 100 ms apart into a second, and one a second later into a third. The controller's clock is a
+// FakeClock: the batch deadlines pass only when the test advances it, so no write can come early or
+// late.
 TEST_F(EventHandlingTest, Scenario46BatchPeriodCoalescesPodEvents) {
+  FakeClock clock;
+  controller_clock_ = &clock;
   runtime::Registry registry;
   Options options;
   options.batch_period = 1000ms;
   auto running = StartController(options, &registry);
   CreateService("web");  // Service events are not batched: its placeholder slice comes at once
   ASSERT_TRUE(Eventually([&] { return OurSlicesOf("web").size() == 1; }));
-  ASSERT_TRUE(Eventually([&] {
-    return Sample(registry, "endpoint_slice_controller_changes{operation=\"create\"}") == 1;
-  }));
+  ASSERT_TRUE(ServiceHandled(*running, "web"));
+  ASSERT_EQ(Sample(registry, "endpoint_slice_controller_changes{operation=\"create\"}"), 1);
   const double before = Updates(registry);
+  // The controller may take the watch event of its own write for someone else's and check the
+  // Service again a second later (never before the slice is in its tracker: a race kept from
+  // upstream). Let that check run now, so it does not fall inside a batch below.
+  const auto settle = [&] {
+    clock.Advance(1000ms);
+    return running->WaitIdle(/*count_delayed=*/false);
+  };
+  ASSERT_TRUE(settle());
 
+  // Handled: the pod's events have queued the Service (for a second on the fake clock).
+  const auto handled = [&](const std::string& pod) {
+    Result<model::Pod> current = pods_->Get("default", pod);
+    return current.ok() &&
+           running->handled->WaitSeen("default/" + pod, current->metadata.resource_version);
+  };
   CreatePod("web-1", "web", "node-a", "10.0.0.1");
-  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(handled("web-1"));
+  clock.Advance(100ms);
   CreatePod("web-2", "web", "node-a", "10.0.0.2");
-  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(handled("web-2"));
+  clock.Advance(100ms);
   CreatePod("web-3", "web", "node-b", "10.0.0.3");
+  ASSERT_TRUE(handled("web-3"));
+  clock.Advance(799ms);  // 999 ms after the first add: the batch is still waiting
+  EXPECT_EQ(running->controller->queue().Len(), 0U);
+  EXPECT_EQ(Updates(registry), before);
+  clock.Advance(1ms);
   ASSERT_TRUE(Eventually([&] { return ReadyAddresses("web").size() == 3; }));
-  std::this_thread::sleep_for(1500ms);  // any second batch would have been written by now
+  ASSERT_TRUE(running->WaitIdle(/*count_delayed=*/false));
+  EXPECT_EQ(Updates(registry), before + 1);
+  ASSERT_TRUE(settle());
   EXPECT_EQ(Updates(registry), before + 1);
 
   CreatePod("web-4", "web", "node-a", "10.0.0.4");
-  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(handled("web-4"));
+  clock.Advance(100ms);
   CreatePod("web-5", "web", "node-a", "10.0.0.5");
-  std::this_thread::sleep_for(1300ms);  // past the first batch
+  ASSERT_TRUE(handled("web-5"));
+  clock.Advance(900ms);  // the second batch: web-4 and web-5
+  ASSERT_TRUE(Eventually([&] { return ReadyAddresses("web").size() == 5; }));
+  ASSERT_TRUE(running->WaitIdle(/*count_delayed=*/false));
+  EXPECT_EQ(Updates(registry), before + 2);
+  ASSERT_TRUE(settle());  // a second later: web-6 starts a batch of its own
   CreatePod("web-6", "web", "node-b", "10.0.0.6");
+  ASSERT_TRUE(handled("web-6"));
+  clock.Advance(999ms);
+  EXPECT_EQ(running->controller->queue().Len(), 0U);
+  EXPECT_EQ(Updates(registry), before + 2);
+  clock.Advance(1ms);
   ASSERT_TRUE(Eventually([&] { return ReadyAddresses("web").size() == 6; }));
-  std::this_thread::sleep_for(1500ms);
+  ASSERT_TRUE(running->WaitIdle(/*count_delayed=*/false));
   EXPECT_EQ(Updates(registry), before + 3);
 }
 
@@ -74,12 +111,13 @@ TEST_F(EventHandlingTest, Scenario46NoBatchPeriodWritesEachPodEvent) {
   auto running = StartController({}, &registry);
   CreateService("web");
   ASSERT_TRUE(Eventually([&] { return OurSlicesOf("web").size() == 1; }));
+  ASSERT_TRUE(ServiceHandled(*running, "web"));
   const double before = Updates(registry);
   for (int i = 1; i <= 3; ++i) {
     CreatePod("web-" + std::to_string(i), "web", "node-a", "10.0.0." + std::to_string(i));
     ASSERT_TRUE(Eventually([&] { return ReadyAddresses("web").size() == std::size_t(i); }));
   }
-  std::this_thread::sleep_for(300ms);
+  ASSERT_TRUE(PodHandled(*running, "web-3"));
   EXPECT_EQ(Updates(registry), before + 3);
 }
 
@@ -120,6 +158,7 @@ class PodUpdateProjectionTest : public testing::ControllerTest {
     auto controller = Controller::Create(Options{}, deps);
     ASSERT_TRUE(controller.ok()) << controller.status().ToString();
     controller_ = std::move(controller).value();
+    handled_.Watch(informers_->Pods());  // after the controller's pod handler
     informers_->Start();
     ASSERT_TRUE(informers_->WaitForCacheSync(10s));
     Settle();
@@ -131,16 +170,11 @@ class PodUpdateProjectionTest : public testing::ControllerTest {
     if (informers_ != nullptr) informers_->Stop();
   }
 
-  // Waits until the pod cache holds the pod at the server's current version, and the handlers
-  // have had time to run.
+  // Waits until the controller's pod handler has run for the pod at the server's current version.
   void Settle() {
     Result<model::Pod> pod = pods_->Get("default", "p");
     ASSERT_TRUE(pod.ok());
-    ASSERT_TRUE(Eventually([&] {
-      auto cached = informers_->Pods().store().Get("default", "p");
-      return cached != nullptr && cached->resource_version() == pod->metadata.resource_version;
-    }));
-    std::this_thread::sleep_for(100ms);
+    ASSERT_TRUE(handled_.WaitSeen("default/p", pod->metadata.resource_version));
   }
 
   std::set<std::string> Drain() {
@@ -161,6 +195,7 @@ class PodUpdateProjectionTest : public testing::ControllerTest {
     return pod.ok() ? *pod : model::Pod();
   }
 
+  testing::HandledBarrier handled_;  // sees pod events after the controller's handler
   std::unique_ptr<client::RestClient> client_for_controller_;
   std::unique_ptr<cache::InformerFactory> informers_;
   std::unique_ptr<Controller> controller_;

@@ -19,6 +19,7 @@
 
 #include "apiserver/rest/serve.h"
 #include "controllers/endpointslice/controller.h"
+#include "controllers/handled_barrier.h"
 #include "fakes/loopback.h"
 
 // The EndpointSlice Mirroring controller against the real embedded API server: user Endpoints of
@@ -41,6 +42,15 @@ struct RunningController {
   std::unique_ptr<cache::InformerFactory> informers;
   std::unique_ptr<Controller> controller;
   std::unique_ptr<endpointslice::Controller> endpointslice;  // when asked for
+  // Sees Services, Endpoints and EndpointSlices after the controllers' handlers.
+  std::unique_ptr<testing::HandledBarrier> handled = std::make_unique<testing::HandledBarrier>();
+
+  // Waits until the controllers have handled the object `key` at `version` and finished the
+  // syncs it caused.
+  bool Handled(const std::string& key, const std::string& version) {
+    return handled->WaitSeen(key, version) && testing::WaitIdle(controller->queue()) &&
+           (endpointslice == nullptr || testing::WaitIdle(endpointslice->queue()));
+  }
 
   ~RunningController() {
     if (controller != nullptr) controller->Stop();
@@ -102,6 +112,9 @@ class MirroringControllerTest : public ::testing::Test {
     auto controller = Controller::Create(options, deps);
     EXPECT_TRUE(controller.ok()) << controller.status().ToString();
     running->controller = std::move(controller).value();
+    running->handled->Watch(running->informers->Services());
+    running->handled->Watch(running->informers->Endpoints());
+    running->handled->Watch(running->informers->EndpointSlices());
     running->informers->Start();
     EXPECT_TRUE(running->informers->WaitForCacheSync(10s));
     running->controller->Start();
@@ -385,8 +398,9 @@ TEST_F(MirroringControllerTest, EndpointControllerNameLabelHandsTheServiceOver) 
   Result<model::Endpoints> current = endpoints_client->Get("default", "ext");
   ASSERT_TRUE(current.ok());
   current->subsets[0].addresses.push_back(Address("10.5.0.2"));
-  ASSERT_TRUE(endpoints_client->Update(*current).ok());
-  std::this_thread::sleep_for(300ms);
+  Result<model::Endpoints> updated = endpoints_client->Update(*current);
+  ASSERT_TRUE(updated.ok());
+  ASSERT_TRUE(running->Handled("default/ext", updated->metadata.resource_version));
   EXPECT_TRUE(MirroredOf("ext").empty());
   Result<model::EndpointSlice> still = slice_client->Get("default", theirs.metadata.name);
   ASSERT_TRUE(still.ok());
@@ -423,7 +437,11 @@ TEST_F(MirroringControllerTest, SharesInformersWithTheEndpointSliceController) {
   // The EndpointSlice controller publishes its placeholder for the pod-less "web".
   ASSERT_TRUE(Eventually([&] { return SlicesOf("web").size() == 1; }));
   EXPECT_TRUE(MirroredOf("web").empty());
-  std::this_thread::sleep_for(300ms);
+  // Both controllers have handled ext's Service and Endpoints and synced what they queued.
+  ASSERT_TRUE(running->Handled("default/ext",
+                               service_client->Get("default", "ext")->metadata.resource_version));
+  ASSERT_TRUE(running->Handled("default/ext",
+                               endpoints_client->Get("default", "ext")->metadata.resource_version));
   EXPECT_EQ(SlicesOf("ext").size(), 1U);  // the EndpointSlice controller ignores selector-less ext
 }
 
