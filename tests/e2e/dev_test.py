@@ -5,8 +5,8 @@ workload controllers create and the simulator schedules and makes Running (1/1 R
 EndpointSlice and Endpoints controllers publish them (StatefulSet pods with their hostnames), the
 multi-network controller publishes the storage network's addresses; `kubectl expose`, `kubectl
 scale`, `kubectl rollout restart` and `kubectl rollout status` work, a StatefulSet scales down
-from its highest ordinal, deleting a Deployment cascades to its ReplicaSets and pods, and SIGTERM
-exits 0.
+from its highest ordinal, deleting a Deployment cascades to its ReplicaSets and pods, `kubectl
+create deployment` (a protobuf body) gives three ready pods, and SIGTERM exits 0.
 
 Usage: /usr/bin/python3 dev_test.py PATH/TO/slicewright
 """
@@ -110,6 +110,18 @@ def check_workloads(kubectl, slices, ready_addresses, web_pods, web_ready_count)
 
     checks.check("delete deployment: its ReplicaSets and pods are gone",
                  wait_until(60, web_gone))
+
+    # The tutorials' first command: kubectl 1.32 sends this Deployment as protobuf.
+    created = kubectl("create", "deployment", "hello", "--image=nginx", "--replicas=3", check=False)
+    checks.check("kubectl create deployment succeeds", created.returncode == 0,
+                 created.stdout + created.stderr)
+
+    def hello_ready():
+        status = json.loads(kubectl("get", "deployment", "hello", "-o", "json").stdout)["status"]
+        return status.get("readyReplicas") == 3 and status.get("availableReplicas") == 3
+
+    checks.check("kubectl create deployment: three pods ready",
+                 wait_until(30, hello_ready))
 
 
 def main():
