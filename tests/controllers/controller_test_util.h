@@ -24,6 +24,7 @@
 #include "controllers/endpointslice/controller.h"
 #include "controllers/handled_barrier.h"
 #include "fakes/loopback.h"
+#include "fakes/loopback_api_server.h"
 
 namespace slicewright::controllers::testing {
 
@@ -61,13 +62,7 @@ struct RunningController {
 class ControllerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    apiserver::ServeOptions options;
-    options.listen = "127.0.0.1:0";
-    options.data_dir = dir_.path();
-    options.io_threads = 2;
-    auto started = apiserver::RunningApiServer::Start(options);
-    ASSERT_TRUE(started.ok()) << started.status().ToString();
-    server_ = std::move(started).value();
+    server_ = test_support::StartLoopbackApiServer(dir_.path());
     client_ = LoopbackClient(server_->port());
     services_ =
         std::make_unique<client::TypedClient<model::Service>>(*client_, client::ServiceCodec());

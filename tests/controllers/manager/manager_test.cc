@@ -10,13 +10,11 @@
 #include <gtest/gtest.h>
 
 #include "slicewright/base/check.h"
-#include "slicewright/client/rest_client.h"
-#include "slicewright/client/transport.h"
 #include "slicewright/client/typed_client.h"
 #include "slicewright/model/well_known.h"
 
-#include "apiserver/rest/serve.h"
 #include "fakes/loopback.h"
+#include "fakes/loopback_api_server.h"
 
 namespace slicewright::controllers {
 namespace {
@@ -55,18 +53,10 @@ TEST(ParseFeatureGatesTest, KnownGatesOnly) {
 // The manager's registry exports slicewright_internal_bugs_total, read from the process's SW_BUG
 // count on every scrape (a debug build aborts on SW_BUG, so only the series itself is checked).
 TEST(ManagerTest, ExportsTheInternalBugCount) {
-  client::RestConfig config;
-  config.server.scheme = "http";
-  config.server.host = "127.0.0.1";
-  config.server.port = 1;  // never contacted: Create starts nothing
-  auto transport = client::Transport::Create(config, {});
-  ASSERT_TRUE(transport.ok()) << transport.status().ToString();
-  auto client = client::RestClient::Create(
-      std::shared_ptr<client::Transport>(std::move(transport).value()), {});
-  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  auto client = test_support::LoopbackClient(1);  // never contacted: Create starts nothing
   ManagerOptions options;
   options.port = -1;
-  auto manager = Manager::Create(options, **client);
+  auto manager = Manager::Create(options, *client);
   ASSERT_TRUE(manager.ok()) << manager.status().ToString();
   const std::string want =
       "slicewright_internal_bugs_total " + std::to_string(InternalBugCount()) + "\n";
@@ -82,13 +72,8 @@ class ManagerRunTest : public ::testing::TestWithParam<bool> {};
 
 TEST_P(ManagerRunTest, ConcurrentRunServesAndStops) {
   test_support::TempDir dir;
-  apiserver::ServeOptions serve;
-  serve.listen = "127.0.0.1:0";
-  serve.data_dir = dir.path();
-  serve.io_threads = 2;
-  auto server = apiserver::RunningApiServer::Start(serve);
-  ASSERT_TRUE(server.ok()) << server.status().ToString();
-  auto client = test_support::LoopbackClient((*server)->port());
+  auto server = test_support::StartLoopbackApiServer(dir.path());
+  auto client = test_support::LoopbackClient(server->port());
   ManagerOptions options;
   options.port = 0;
   options.bind_address = "127.0.0.1";

@@ -12,8 +12,8 @@
 #include "slicewright/client/typed_client.h"
 #include "slicewright/codec/apps.h"
 
-#include "apiserver/rest/serve.h"
 #include "fakes/loopback.h"
+#include "fakes/loopback_api_server.h"
 
 namespace slicewright::controllers::workloads {
 namespace {
@@ -28,13 +28,7 @@ constexpr std::string_view kTemplate =
 class WorkloadControllersTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    apiserver::ServeOptions options;
-    options.listen = "127.0.0.1:0";
-    options.data_dir = dir_.path();
-    options.io_threads = 2;
-    auto started = apiserver::RunningApiServer::Start(options);
-    ASSERT_TRUE(started.ok()) << started.status().ToString();
-    server_ = std::move(started).value();
+    server_ = test_support::StartLoopbackApiServer(dir_.path());
     client_ = LoopbackClient(server_->port());
     pods_ = std::make_unique<client::TypedClient<model::Pod>>(*client_, client::PodCodec());
     controller_client_ = LoopbackClient(server_->port());
