@@ -283,19 +283,11 @@ Result<WatchEvent<model::Workload>> DecodeWorkloadWatchEvent(std::string_view li
   WatchEvent<model::Workload> out;
   std::string type;
   SW_RETURN_IF_ERROR(ReadString(root, "type", type));
-  if (type == "ADDED") {
-    out.type = WatchEventType::kAdded;
-  } else if (type == "MODIFIED") {
-    out.type = WatchEventType::kModified;
-  } else if (type == "DELETED") {
-    out.type = WatchEventType::kDeleted;
-  } else if (type == "BOOKMARK") {
-    out.type = WatchEventType::kBookmark;
-  } else if (type == "ERROR") {
-    out.type = WatchEventType::kError;
-  } else {
+  const std::optional<WatchEventType> named = internal::WatchEventTypeFromName(type);
+  if (!named) {
     return BadRequestError("watch event: .type: unknown watch event type \"" + type + "\"");
   }
+  out.type = *named;
   element object;
   if (!Field(root, "object", object) || !object.is_object()) {
     return BadRequestError("watch event: .object: expected object");

@@ -75,4 +75,8 @@ void AppendJsonString(std::string& out, std::string_view text);
 // kept in their own file (coordination.cc).
 std::string EncodeObjectMeta(const model::ObjectMeta& meta);
 
+// The WatchEventType a watch event's "type" names (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR);
+// nullopt for anything else.
+std::optional<WatchEventType> WatchEventTypeFromName(std::string_view name);
+
 }  // namespace slicewright::codec::internal

@@ -1082,6 +1082,19 @@ Status ReadApiStatus(element object) {
   return Status(CodeOfApiStatus(reason, http_code), std::move(text));
 }
 
+}  // namespace
+
+std::optional<WatchEventType> internal::WatchEventTypeFromName(std::string_view name) {
+  if (name == "ADDED") return WatchEventType::kAdded;
+  if (name == "MODIFIED") return WatchEventType::kModified;
+  if (name == "DELETED") return WatchEventType::kDeleted;
+  if (name == "BOOKMARK") return WatchEventType::kBookmark;
+  if (name == "ERROR") return WatchEventType::kError;
+  return std::nullopt;
+}
+
+namespace {
+
 template <typename T>
 Result<WatchEvent<T>> DecodeWatchEventOf(std::string_view line, const KindSpec<T>& spec) {
   WatchEvent<T> out;
@@ -1095,16 +1108,9 @@ Result<WatchEvent<T>> DecodeWatchEventOf(std::string_view line, const KindSpec<T
     if (value.get_string().get(type) != simdjson::SUCCESS) {
       return AtKey(Expected("string"), "type");
     }
-    if (type == "ADDED") {
-      out.type = WatchEventType::kAdded;
-    } else if (type == "MODIFIED") {
-      out.type = WatchEventType::kModified;
-    } else if (type == "DELETED") {
-      out.type = WatchEventType::kDeleted;
-    } else if (type == "BOOKMARK") {
-      out.type = WatchEventType::kBookmark;
-    } else if (type == "ERROR") {
-      out.type = WatchEventType::kError;
+    const std::optional<WatchEventType> named = internal::WatchEventTypeFromName(type);
+    if (named) {
+      out.type = *named;
     } else {
       return AtKey(BadRequestError("unknown watch event type \"" + std::string(type) + "\""),
                    "type");
