@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -308,7 +309,16 @@ void DefaultContainers(Json* containers) {
   }
 }
 
-// PodSpec defaults, for Pods and for Deployments' pod templates alike.
+// Sets each (key, value) of `defaults` that `object` lacks.
+void SetMissing(Json& object, std::span<const std::pair<const char*, Json>> defaults) {
+  for (const auto& [key, value] : defaults) {
+    if (!object.contains(key)) {
+      object[key] = value;
+    }
+  }
+}
+
+// PodSpec defaults, for Pods and for the workloads' pod templates alike.
 void DefaultPodSpec(Json* spec) {
   if (spec == nullptr) {
     return;
@@ -323,11 +333,7 @@ void DefaultPodSpec(Json* spec) {
       {"priority", 0},
       {"preemptionPolicy", "PreemptLowerPriority"},
   };
-  for (const auto& [key, value] : defaults) {
-    if (!spec->contains(key)) {
-      (*spec)[key] = value;
-    }
-  }
+  SetMissing(*spec, defaults);
   DefaultContainers(ArrayField(*spec, "containers"));
   DefaultContainers(ArrayField(*spec, "initContainers"));
 }
@@ -427,6 +433,13 @@ void ValidatePod(const Json& object, const Json* old, FieldErrors& errors) {
 
 // --- Deployment, PodDisruptionBudget, RBAC (the deploy/ manifests' kinds) -------------------
 
+// A workload's spec.template gets the PodSpec defaults its pods get.
+void DefaultPodTemplate(Json& spec) {
+  if (Json* tmpl = EnsureObject(spec, "template")) {
+    DefaultPodSpec(EnsureObject(*tmpl, "spec"));
+  }
+}
+
 // apps/v1 SetDefaults_Deployment and the pod template's PodSpec defaults.
 void DefaultDeployment(Json& object) {
   Json* spec = EnsureObject(object, "spec");
@@ -438,11 +451,7 @@ void DefaultDeployment(Json& object) {
       {"revisionHistoryLimit", 10},
       {"progressDeadlineSeconds", 600},
   };
-  for (const auto& [key, value] : defaults) {
-    if (!spec->contains(key)) {
-      (*spec)[key] = value;
-    }
-  }
+  SetMissing(*spec, defaults);
   Json* strategy = EnsureObject(*spec, "strategy");
   if (strategy != nullptr) {
     if (!strategy->contains("type")) {
@@ -459,10 +468,7 @@ void DefaultDeployment(Json& object) {
       }
     }
   }
-  Json* tmpl = EnsureObject(*spec, "template");
-  if (tmpl != nullptr) {
-    DefaultPodSpec(EnsureObject(*tmpl, "spec"));
-  }
+  DefaultPodTemplate(*spec);
 }
 
 // apps/v1 SetDefaults_ReplicaSet and the template's PodSpec defaults.
@@ -474,9 +480,7 @@ void DefaultReplicaSet(Json& object) {
   if (!spec->contains("replicas")) {
     (*spec)["replicas"] = 1;
   }
-  if (Json* tmpl = EnsureObject(*spec, "template")) {
-    DefaultPodSpec(EnsureObject(*tmpl, "spec"));
-  }
+  DefaultPodTemplate(*spec);
 }
 
 // apps/v1 SetDefaults_StatefulSet (v1.32, with StatefulSetAutoDeletePVC on) and the template's
@@ -493,11 +497,7 @@ void DefaultStatefulSet(Json& object) {
       {"persistentVolumeClaimRetentionPolicy",
        Json{{"whenDeleted", "Retain"}, {"whenScaled", "Retain"}}},
   };
-  for (const auto& [key, value] : defaults) {
-    if (!spec->contains(key)) {
-      (*spec)[key] = value;
-    }
-  }
+  SetMissing(*spec, defaults);
   if (Json* strategy = EnsureObject(*spec, "updateStrategy")) {
     if (!strategy->contains("type")) {
       (*strategy)["type"] = "RollingUpdate";
@@ -509,9 +509,7 @@ void DefaultStatefulSet(Json& object) {
       }
     }
   }
-  if (Json* tmpl = EnsureObject(*spec, "template")) {
-    DefaultPodSpec(EnsureObject(*tmpl, "spec"));
-  }
+  DefaultPodTemplate(*spec);
 }
 
 // Whether a metav1.LabelSelector selects `labels` (matchLabels and the four operators).
