@@ -6,32 +6,6 @@
 namespace slicewright::cache {
 namespace {
 
-constexpr std::string_view kInitialEventsEnd = "k8s.io/initial-events-end";
-
-template <typename T>
-Result<DecodedEvent<T>> FromCodec(Result<codec::WatchEvent<T>> decoded) {
-  if (!decoded.ok()) return decoded.status();
-  DecodedEvent<T> out;
-  out.type = decoded->type;
-  out.error = std::move(decoded->error);
-  const model::ObjectMeta& meta = decoded->object.metadata;
-  out.resource_version = meta.resource_version;
-  if (out.type == codec::WatchEventType::kBookmark) {
-    auto it = meta.annotations.find(kInitialEventsEnd);
-    out.initial_events_end = it != meta.annotations.end() && it->second == "true";
-  }
-  out.object = std::move(decoded->object);
-  return out;
-}
-
-template <typename T>
-Kind<T> ModelKind(client::ResourceRef resource,
-                  Result<codec::ListPage<T>> (*decode_list)(std::string_view),
-                  Result<codec::WatchEvent<T>> (*decode_event)(std::string_view)) {
-  return Kind<T>{std::move(resource), decode_list,
-                 [decode_event](std::string_view line) { return FromCodec(decode_event(line)); }};
-}
-
 // A kind cached as a projection of its model type (CompactPod of model::Pod): decoded as the
 // model, projected item by item, the decoded model dropped at once.
 template <typename Model, typename Compact>
@@ -54,9 +28,10 @@ Kind<Compact> ProjectedKind(const client::ResourceRef& resource,
     out.item_errors = std::move(page->item_errors);
     return out;
   };
-  kind.decode_event = [decode_event,
+  kind.decode_event = [decode_model_event =
+                           MakeKind(resource, decode_list, decode_event).decode_event,
                        project](std::string_view line) -> Result<DecodedEvent<Compact>> {
-    Result<DecodedEvent<Model>> event = FromCodec(decode_event(line));
+    Result<DecodedEvent<Model>> event = decode_model_event(line);
     if (!event.ok()) return event.status();
     DecodedEvent<Compact> out;
     out.type = event->type;
@@ -74,31 +49,31 @@ Kind<Compact> ProjectedKind(const client::ResourceRef& resource,
 }  // namespace
 
 Kind<model::Service> ServiceKind() {
-  return ModelKind(client::ServicesResource(), codec::DecodeServiceList,
-                   codec::DecodeServiceWatchEvent);
+  return MakeKind(client::ServicesResource(), codec::DecodeServiceList,
+                  codec::DecodeServiceWatchEvent);
 }
 Kind<model::Pod> PodKind() {
-  return ModelKind(client::PodsResource(), codec::DecodePodList, codec::DecodePodWatchEvent);
+  return MakeKind(client::PodsResource(), codec::DecodePodList, codec::DecodePodWatchEvent);
 }
 Kind<model::Node> NodeKind() {
-  return ModelKind(client::NodesResource(), codec::DecodeNodeList, codec::DecodeNodeWatchEvent);
+  return MakeKind(client::NodesResource(), codec::DecodeNodeList, codec::DecodeNodeWatchEvent);
 }
 Kind<model::Namespace> NamespaceKind() {
-  return ModelKind(client::NamespacesResource(), codec::DecodeNamespaceList,
-                   codec::DecodeNamespaceWatchEvent);
+  return MakeKind(client::NamespacesResource(), codec::DecodeNamespaceList,
+                  codec::DecodeNamespaceWatchEvent);
 }
 Kind<model::Endpoints> EndpointsKind() {
-  return ModelKind(client::EndpointsResource(), codec::DecodeEndpointsList,
-                   codec::DecodeEndpointsWatchEvent);
+  return MakeKind(client::EndpointsResource(), codec::DecodeEndpointsList,
+                  codec::DecodeEndpointsWatchEvent);
 }
 Kind<model::EndpointSlice> EndpointSliceKind() {
-  return ModelKind(client::EndpointSlicesResource(), codec::DecodeEndpointSliceList,
-                   codec::DecodeEndpointSliceWatchEvent);
+  return MakeKind(client::EndpointSlicesResource(), codec::DecodeEndpointSliceList,
+                  codec::DecodeEndpointSliceWatchEvent);
 }
 
 Kind<model::Workload> WorkloadKind(std::string resource) {
-  return ModelKind(client::ResourceRef{"apps", "v1", std::move(resource), true},
-                   codec::DecodeWorkloadList, codec::DecodeWorkloadWatchEvent);
+  return MakeKind(client::ResourceRef{"apps", "v1", std::move(resource), true},
+                  codec::DecodeWorkloadList, codec::DecodeWorkloadWatchEvent);
 }
 
 Kind<model::CompactPod> CompactPodKind(const std::shared_ptr<model::PodInterners>& interners,

@@ -14,34 +14,6 @@ InformerFactory::InformerFactory(client::RestClient& client, ReflectorOptions de
 
 InformerFactory::~InformerFactory() { Stop(); }
 
-template <typename T>
-Informer<T>& InformerFactory::GetOrCreate(const std::string& kind_name,
-                                          const InformerFilter& filter,
-                                          const std::function<Kind<T>()>& make_kind) {
-  const std::string key = kind_name + "\n" + filter.namespace_ + "\n" + filter.label_selector +
-                          "\n" + filter.field_selector;
-  MutexLock lock(mu_);
-  auto it = entries_.find(key);
-  if (it == entries_.end()) {
-    ReflectorOptions options = defaults_;
-    options.namespace_ = filter.namespace_;
-    options.label_selector = filter.label_selector;
-    options.field_selector = filter.field_selector;
-    options.name = kind_name;
-    if (!filter.label_selector.empty()) options.name += " (" + filter.label_selector + ")";
-    auto informer = std::make_shared<Informer<T>>(client_, make_kind(), std::move(options));
-    Entry entry;
-    entry.informer = informer;
-    Informer<T>* raw = informer.get();
-    entry.start = [raw] { raw->Start(); };
-    entry.stop = [raw] { raw->Stop(); };
-    entry.wait_for_sync = [raw](Clock::Duration timeout) { return raw->WaitForSync(timeout); };
-    if (started_ && !stopped_) raw->Start();
-    it = entries_.emplace(key, std::move(entry)).first;
-  }
-  return *static_cast<Informer<T>*>(it->second.informer.get());
-}
-
 Informer<model::Service>& InformerFactory::Services(const InformerFilter& filter) {
   return GetOrCreate<model::Service>("services", filter, ServiceKind);
 }

@@ -5,31 +5,17 @@
 // reading the registry afterwards is thread-safe.
 #pragma once
 
-#include <cstdint>
 #include <functional>
 #include <iosfwd>
 #include <string>
-#include <variant>
 #include <vector>
+
+#include "slicewright/base/flag.h"
 
 namespace slicewright::cli {
 
-// One flag (or positional argument, when `names` has no leading '-') bound to a field of the
-// command's options. A bool target is a switch (--leader-elect); every other type takes a value.
-struct FlagSpec {
-  using Target =
-      std::variant<std::string*, int*, std::int64_t*, double*, bool*, std::vector<std::string>*>;
-
-  std::string names;  // "-f,--filename", "--port", or a positional "kind"
-  std::string help{};
-  Target target;
-  bool required = false;
-  // --help shows the field's value before parsing as the default.
-  bool show_default = true;
-  // Vectors: one value may hold several, split on this character ('\0': no splitting).
-  char delimiter = '\0';
-  bool non_negative = false;
-};
+// Flags are declared as the owner of each option declares them (base/flag.h).
+using FlagSpec = ::slicewright::FlagSpec;
 
 struct CommandContext {
   std::istream& in;

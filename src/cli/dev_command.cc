@@ -1,30 +1,68 @@
 #include "cli/dev_command.h"
 
-#include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <ostream>
-#include <stop_token>
-#include <thread>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
+#include <fmt/format.h>
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
 
-#include "slicewright/base/clock.h"
+#include "slicewright/base/duration.h"
 #include "slicewright/base/log.h"
-#include "slicewright/client/rest_client.h"
-#include "slicewright/client/transport.h"
+#include "slicewright/codec/json.h"
 
 #include "apiserver/rest/serve.h"
-#include "cli/apiserver_command.h"
 #include "cli/command.h"
-#include "cli/controller_manager_command.h"
-#include "controllers/manager/manager.h"
-#include "controllers/podsim/simulator.h"
-#include "controllers/workloads/controllers.h"
+#include "cli/dev_cluster.h"
 
 namespace slicewright::cli {
+
+namespace {
+
+// Pod CIDRs of member cluster `index` (0-based): distinct per cluster, so that pod IPs are unique
+// in the ClusterSet; the first is the single-cluster dev's.
+std::pair<std::string, std::string> PodCidrs(int index) {
+  return {
+      fmt::format("10.{}.0.0/16", 244 + index),
+      index == 0 ? std::string("fd00:10:244::/64") : fmt::format("fd00:10:244:{:x}::/64", index)};
+}
+
+// DIR/dev.json: where each cluster and the broker listen, for scripts and tests.
+Status WriteDevJson(const std::string& path,
+                    const std::vector<std::unique_ptr<DevCluster>>& members, DevCluster* broker) {
+  const auto entry = [](DevCluster& cluster) {
+    return fmt::format("{{\"name\": {0}, \"context\": {0}, \"server\": {1}}}",
+                       codec::QuoteJsonString(cluster.name()),
+                       codec::QuoteJsonString(cluster.server().url()));
+  };
+  std::string json = "{\"clusters\": [";
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    json += (i == 0 ? "\n    " : ",\n    ") + entry(*members[i]);
+  }
+  json += "\n  ]";
+  if (broker != nullptr) json += ",\n  \"broker\": " + entry(*broker);
+  json += "\n}\n";
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    if (!out || !(out << json) || !out.flush()) {
+      return Status(StatusCode::kInvalid, "cannot write " + temporary);
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) return Status(StatusCode::kInvalid, "cannot write " + path + ": " + ec.message());
+  return Status();
+}
+
+}  // namespace
 
 int RunDevCommand(const DevCommandOptions& options, std::ostream& out, std::ostream& err) {
   log::SetVerbosity(options.verbosity);
@@ -37,6 +75,11 @@ int RunDevCommand(const DevCommandOptions& options, std::ostream& out, std::ostr
     err << "slicewright dev: --port must be between 0 and 65535\n";
     return 1;
   }
+  if (options.clusters < 1 || options.clusters > kMaxDevClusters) {
+    err << "slicewright dev: --clusters must be between 1 and " << kMaxDevClusters << "\n";
+    return 1;
+  }
+  const bool multi_cluster = options.clusters > 1;
   std::error_code ignored;
   std::filesystem::create_directories(options.data_dir, ignored);
   const std::string kubeconfig = options.data_dir + "/kubeconfig";
@@ -48,107 +91,99 @@ int RunDevCommand(const DevCommandOptions& options, std::ostream& out, std::ostr
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  apiserver::ServeOptions serve;
-  serve.listen = "127.0.0.1:" + std::to_string(options.port);
-  serve.data_dir = options.data_dir;
-  serve.kubeconfig_path = kubeconfig;
-  if (const Status transport = ApplyTransportFlags(options.insecure_http, serve); !transport.ok()) {
-    err << "slicewright dev: " << transport.ToString() << "\n";
-    return 1;
+  // With --clusters N: a broker API server (the ClusterSet's shared records) and N members, each
+  // in DIR/<name> on a free port; with one cluster, today's single server in DIR on --port.
+  std::unique_ptr<DevCluster> broker;
+  if (multi_cluster) {
+    DevClusterOptions broker_options;
+    broker_options.name = "broker";
+    broker_options.data_dir = options.data_dir + "/broker";
+    broker_options.insecure_http = options.insecure_http;
+    broker_options.member = false;
+    Result<std::unique_ptr<DevCluster>> started = DevCluster::Start(std::move(broker_options));
+    if (!started.ok()) {
+      err << "slicewright dev: " << started.status().ToString() << "\n";
+      return 1;
+    }
+    broker = std::move(started).value();
   }
-  Result<std::unique_ptr<apiserver::RunningApiServer>> server =
-      apiserver::RunningApiServer::Start(std::move(serve));
-  if (!server.ok()) {
-    err << "slicewright dev: " << server.status().ToString() << "\n";
-    return 1;
-  }
-
-  client::RestConfig config;
-  // The controllers reach the server as any client does: over HTTPS, verifying it with the CA.
-  config.server.scheme = options.insecure_http ? "http" : "https";
-  config.server.host = "127.0.0.1";
-  config.server.port = (*server)->port();
-  config.tls.ca_pem = (*server)->ca_certificate_pem();
-  config.tls.ca_source = "inline";
-  client::TransportOptions transport_options;
-  transport_options.user_agent = "slicewright-dev";
-  Result<std::unique_ptr<client::Transport>> transport =
-      client::Transport::Create(config, transport_options);
-  if (!transport.ok()) {
-    err << "slicewright dev: " << transport.status().ToString() << "\n";
-    return 1;
-  }
-  client::RestClientOptions client_options;
-  // One process talking to its own server: no need for a production client's throttle.
-  client_options.qps = 500;
-  client_options.burst = 1000;
-  Result<std::unique_ptr<client::RestClient>> client = client::RestClient::Create(
-      std::shared_ptr<client::Transport>(std::move(transport).value()), client_options);
-  if (!client.ok()) {
-    err << "slicewright dev: " << client.status().ToString() << "\n";
-    return 1;
+  std::vector<std::unique_ptr<DevCluster>> members;
+  for (int i = 0; i < options.clusters; ++i) {
+    DevClusterOptions member;
+    member.name = multi_cluster ? fmt::format("cluster-{}", i + 1) : "";
+    member.data_dir = multi_cluster ? options.data_dir + "/" + member.name : options.data_dir;
+    member.listen = "127.0.0.1:" + std::to_string(multi_cluster ? 0 : options.port);
+    member.insecure_http = options.insecure_http;
+    member.nodes = options.nodes;
+    member.ready_delay = *ready_delay;
+    std::tie(member.pod_cidr_v4, member.pod_cidr_v6) = PodCidrs(i);
+    Result<std::unique_ptr<DevCluster>> started = DevCluster::Start(std::move(member));
+    if (!started.ok()) {
+      err << "slicewright dev: " << started.status().ToString() << "\n";
+      return 1;
+    }
+    members.push_back(std::move(started).value());
   }
 
-  controllers::ManagerOptions manager_options;
-  manager_options.leader_elect = false;
-  manager_options.port = -1;
-  Result<std::unique_ptr<controllers::Manager>> manager =
-      controllers::Manager::Create(manager_options, **client);
-  if (!manager.ok()) {
-    err << "slicewright dev: " << manager.status().ToString() << "\n";
+  std::vector<apiserver::KubeconfigContext> contexts;
+  for (const auto& member : members) {
+    contexts.push_back(
+        member->server().kubeconfig_context(multi_cluster ? member->name() : "slicewright"));
+  }
+  if (broker != nullptr) {
+    contexts.push_back(broker->server().kubeconfig_context(broker->name()));
+  }
+  if (const Status written = apiserver::WriteKubeconfig(kubeconfig, contexts, contexts[0].name);
+      !written.ok()) {
+    err << "slicewright dev: " << written.ToString() << "\n";
     return 1;
   }
-  controllers::podsim::PodSimulatorOptions simulator_options;
-  simulator_options.nodes = options.nodes;
-  simulator_options.ready_delay = *ready_delay;
-  Result<std::unique_ptr<controllers::podsim::PodSimulator>> simulator =
-      controllers::podsim::PodSimulator::Create(simulator_options, **client, SystemClock::Get());
-  if (!simulator.ok()) {
-    err << "slicewright dev: " << simulator.status().ToString() << "\n";
-    return 1;
+  if (multi_cluster) {
+    if (const Status written = WriteDevJson(options.data_dir + "/dev.json", members, broker.get());
+        !written.ok()) {
+      err << "slicewright dev: " << written.ToString() << "\n";
+      return 1;
+    }
   }
-  if (const Status started = (*simulator)->Start(); !started.ok()) {
-    err << "slicewright dev: pod simulator: " << started.ToString() << "\n";
-    return 1;
-  }
-  // Deployment, ReplicaSet and StatefulSet controllers, as kube-controller-manager's in a real
-  // cluster (controller-manager does not offer them: it runs beside a real one).
-  Result<std::unique_ptr<controllers::workloads::WorkloadControllers>> workloads =
-      controllers::workloads::WorkloadControllers::Create({}, **client, SystemClock::Get());
-  if (!workloads.ok()) {
-    err << "slicewright dev: " << workloads.status().ToString() << "\n";
-    return 1;
-  }
-  if (const Status started = (*workloads)->Start(); !started.ok()) {
-    err << "slicewright dev: workload controllers: " << started.ToString() << "\n";
-    return 1;
-  }
-  std::stop_source stop;
-  std::atomic<bool> finished{false};
-  std::thread controllers_thread([&] {
-    const Status status = (*manager)->Run(stop.get_token());
-    if (!status.ok()) SW_LOG(kError, "slicewright dev: controllers: {}", status.ToString());
-    finished = true;
-  });
+  controllers::RemoteClients remotes;
+  if (broker != nullptr) remotes.emplace("broker", &broker->client());
+  for (const auto& member : members) member->RunControllers(remotes);
 
-  out << "slicewright dev: API server on " << (*server)->url() << ", " << options.nodes
-      << " simulated nodes, controllers running\n"
-      << "slicewright dev: kubeconfig written to " << kubeconfig << "; try:\n"
-      << "  export KUBECONFIG=" << kubeconfig << "\n"
-      << "  kubectl apply -f examples/dev/ && kubectl get endpointslices -w\n";
+  if (multi_cluster) {
+    out << "slicewright dev: " << options.clusters << " clusters and a broker, " << options.nodes
+        << " simulated nodes each, controllers running:\n";
+    for (const auto& member : members) {
+      out << "  " << member->name() << ": " << member->server().url() << "\n";
+    }
+    out << "  broker: " << broker->server().url() << "\n"
+        << "slicewright dev: kubeconfig (contexts cluster-1.." << options.clusters
+        << ", broker) written to " << kubeconfig << "; try:\n"
+        << "  export KUBECONFIG=" << kubeconfig << "\n"
+        << "  kubectl --context cluster-2 get nodes\n";
+  } else {
+    out << "slicewright dev: API server on " << members[0]->server().url() << ", " << options.nodes
+        << " simulated nodes, controllers running\n"
+        << "slicewright dev: kubeconfig written to " << kubeconfig << "; try:\n"
+        << "  export KUBECONFIG=" << kubeconfig << "\n"
+        << "  kubectl apply -f examples/dev/ && kubectl get endpointslices -w\n";
+  }
   out.flush();
 
-  while (!finished) {
+  const auto any_ended = [&members] {
+    for (const auto& member : members) {
+      if (member->ControllersEnded()) return true;
+    }
+    return false;
+  };
+  while (!any_ended()) {
     timespec tick{0, 200'000'000};
     if (sigtimedwait(&signals, nullptr, &tick) > 0) break;
   }
   out << "slicewright dev: shutting down\n";
   out.flush();
-  stop.request_stop();
-  controllers_thread.join();
-  (*workloads)->Stop();
-  (*simulator)->Stop();
-  (*server)->Stop();
+  // Members first: their controllers write to the broker until they stop.
+  for (const auto& member : members) member->Stop();
+  if (broker != nullptr) broker->Stop();
   return 0;
 }
 
@@ -168,8 +203,13 @@ CommandSpec DevCommand() {
       {.names = "--port",
        .help = "API server port on 127.0.0.1 (0: any free port)",
        .target = &options->port},
+      {.names = "--clusters",
+       .help = "Member clusters: more than 1 runs a ClusterSet (each cluster on its own free "
+               "port in DIR/cluster-N, plus a broker in DIR/broker; contexts cluster-1.. and "
+               "broker in DIR/kubeconfig; DIR/dev.json lists them)",
+       .target = &options->clusters},
       {.names = "--nodes",
-       .help = "Simulated Nodes (zones a, b, c in turn)",
+       .help = "Simulated Nodes per cluster (zones a, b, c in turn)",
        .target = &options->nodes},
       {.names = "--pod-ready-delay",
        .help = "How long a new pod takes to become Ready (Go duration)",

@@ -10,9 +10,14 @@
 
 namespace slicewright::cli {
 
+// Enough for any demo of a ClusterSet on one machine; each cluster is an API server and its
+// controllers.
+inline constexpr int kMaxDevClusters = 8;
+
 struct DevCommandOptions {
   std::string data_dir = "./.slicewright";  // --data-dir
   int port = 6443;                          // --port (0 picks a free one)
+  int clusters = 1;                         // --clusters (1..kMaxDevClusters)
   int nodes = 3;                            // --nodes
   std::string ready_delay = "1s";           // --pod-ready-delay (Go duration)
   bool insecure_http = false;               // --insecure-http (else HTTPS, DATA_DIR/tls)

@@ -1,8 +1,10 @@
 // The slicewright command line: one subcommand per job. Each command's own file declares its flags
 // (cli/command.h); this file turns them into CLI11 options, the one adapter for CLI11 and its
 // exceptions (CLI11's own parse/exit pair).
+#include <chrono>
 #include <exception>
 #include <iostream>
+#include <string>
 #include <type_traits>
 #include <variant>
 #include <vector>
@@ -10,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "slicewright/base/allocator.h"
+#include "slicewright/base/duration.h"
 
 #include "cli/command.h"
 
@@ -25,11 +28,27 @@ void AddFlag(CLI::App& command, const FlagSpec& flag) {
         CLI::Option* option = nullptr;
         if constexpr (std::is_same_v<T, bool>) {
           option = command.add_flag(flag.names, *target, flag.help);
+        } else if constexpr (std::is_same_v<T, std::chrono::milliseconds>) {
+          // A Go duration; --help shows the default as Go prints it.
+          option = command.add_option_function<std::string>(
+              flag.names,
+              [target, names = flag.names](const std::string& text) {
+                slicewright::Result<std::chrono::milliseconds> parsed =
+                    slicewright::ParseGoDuration(text);
+                if (!parsed.ok()) {
+                  throw CLI::ValidationError(names, std::string(parsed.status().message()));
+                }
+                *target = *parsed;
+              },
+              flag.help);
+          if (flag.show_default) option->default_str(slicewright::FormatGoDuration(*target));
         } else {
           option = command.add_option(flag.names, *target, flag.help);
         }
         if (flag.required) option->required();
-        if (flag.show_default) option->capture_default_str();
+        if (flag.show_default && !std::is_same_v<T, std::chrono::milliseconds>) {
+          option->capture_default_str();
+        }
         if (flag.delimiter != '\0') option->delimiter(flag.delimiter);
         if (flag.non_negative) option->check(CLI::NonNegativeNumber);
       },

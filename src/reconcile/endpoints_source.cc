@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "slicewright/model/endpoint_controller.h"
 #include "slicewright/net/ip.h"
 #include "slicewright/reconcile/endpoints_builder.h"
 
@@ -104,8 +105,7 @@ MirrorDecision DecideMirroring(const model::Endpoints* endpoints, const model::S
   if (service->spec.selector.has_value()) {
     return MirrorDecision::kServiceHasSelector;
   }
-  if (options.external_endpoint_controller &&
-      service->metadata.labels.contains(model::kLabelEndpointControllerName)) {
+  if (model::LeftToAnotherController(*service, options.external_endpoint_controller)) {
     return MirrorDecision::kServiceDelegated;
   }
   return MirrorDecision::kMirror;

@@ -50,6 +50,30 @@ struct Kind {
   std::function<Result<DecodedEvent<T>>(std::string_view line)> decode_event;
 };
 
+// The kind of a model type T whose codec decodes lists and watch events (any kind, custom resources
+// included): e.g. MakeKind(resource, codec::DecodeServiceList, codec::DecodeServiceWatchEvent).
+template <typename T>
+Kind<T> MakeKind(client::ResourceRef resource,
+                 Result<codec::ListPage<T>> (*decode_list)(std::string_view),
+                 Result<codec::WatchEvent<T>> (*decode_event)(std::string_view)) {
+  return Kind<T>{std::move(resource), decode_list,
+                 [decode_event](std::string_view line) -> Result<DecodedEvent<T>> {
+                   Result<codec::WatchEvent<T>> decoded = decode_event(line);
+                   if (!decoded.ok()) return decoded.status();
+                   DecodedEvent<T> out;
+                   out.type = decoded->type;
+                   out.error = std::move(decoded->error);
+                   const model::ObjectMeta& meta = decoded->object.metadata;
+                   out.resource_version = meta.resource_version;
+                   if (out.type == codec::WatchEventType::kBookmark) {
+                     auto it = meta.annotations.find("k8s.io/initial-events-end");
+                     out.initial_events_end = it != meta.annotations.end() && it->second == "true";
+                   }
+                   out.object = std::move(decoded->object);
+                   return out;
+                 }};
+}
+
 Kind<model::Service> ServiceKind();
 Kind<model::Pod> PodKind();
 Kind<model::Node> NodeKind();

@@ -40,6 +40,14 @@ class InformerFactory final {
   Informer<model::Endpoints>& Endpoints(const InformerFilter& filter = {});
   // EndpointSlices as CompactEndpointSlice (the planner reads ToSlice()).
   Informer<CompactEndpointSlice>& EndpointSlices(const InformerFilter& filter = {});
+  // The shared informer of any other kind, custom resources included (`kind` made with
+  // MakeKind), keyed by its resource and the filter.
+  template <typename T>
+  Informer<T>& For(const Kind<T>& kind, const InformerFilter& filter = {}) {
+    const client::ResourceRef& r = kind.resource;
+    return GetOrCreate<T>(r.group.empty() ? r.resource : r.resource + "." + r.group, filter,
+                          [&kind] { return kind; });
+  }
 
   // The pools every CompactPod of Pods() is interned into.
   const std::shared_ptr<model::PodInterners>& pod_interners() const { return pod_interners_; }
@@ -73,6 +81,34 @@ class InformerFactory final {
   bool started_ SW_GUARDED_BY(mu_) = false;
   bool stopped_ SW_GUARDED_BY(mu_) = false;
 };
+
+template <typename T>
+Informer<T>& InformerFactory::GetOrCreate(const std::string& kind_name,
+                                          const InformerFilter& filter,
+                                          const std::function<Kind<T>()>& make_kind) {
+  const std::string key = kind_name + "\n" + filter.namespace_ + "\n" + filter.label_selector +
+                          "\n" + filter.field_selector;
+  MutexLock lock(mu_);
+  auto it = entries_.find(key);
+  if (it == entries_.end()) {
+    ReflectorOptions options = defaults_;
+    options.namespace_ = filter.namespace_;
+    options.label_selector = filter.label_selector;
+    options.field_selector = filter.field_selector;
+    options.name = kind_name;
+    if (!filter.label_selector.empty()) options.name += " (" + filter.label_selector + ")";
+    auto informer = std::make_shared<Informer<T>>(client_, make_kind(), std::move(options));
+    Entry entry;
+    entry.informer = informer;
+    Informer<T>* raw = informer.get();
+    entry.start = [raw] { raw->Start(); };
+    entry.stop = [raw] { raw->Stop(); };
+    entry.wait_for_sync = [raw](Clock::Duration timeout) { return raw->WaitForSync(timeout); };
+    if (started_ && !stopped_) raw->Start();
+    it = entries_.emplace(key, std::move(entry)).first;
+  }
+  return *static_cast<Informer<T>*>(it->second.informer.get());
+}
 
 // An index function filing an object under the value of one of its labels (none when absent):
 // e.g. EndpointSlices by kubernetes.io/service-name.

@@ -92,29 +92,47 @@ bool IsLoopbackAddress(std::string_view host) {
 Status WriteKubeconfig(const std::string& path, std::string_view server_url,
                        std::string_view ca_pem, std::string_view token,
                        std::string_view client_cert_pem, std::string_view client_key_pem) {
-  Json cluster = {{"server", server_url}};
-  if (!ca_pem.empty()) {
-    cluster["certificate-authority-data"] = Base64(ca_pem);
-  }
-  Json user = Json::object();
-  if (!token.empty()) {
-    user["token"] = token;
-  }
-  if (!client_cert_pem.empty() && !client_key_pem.empty()) {
-    user["client-certificate-data"] = Base64(client_cert_pem);
-    user["client-key-data"] = Base64(client_key_pem);
+  KubeconfigContext context;
+  context.server_url = server_url;
+  context.ca_pem = ca_pem;
+  context.token = token;
+  context.client_cert_pem = client_cert_pem;
+  context.client_key_pem = client_key_pem;
+  return WriteKubeconfig(path, {context}, context.name);
+}
+
+Status WriteKubeconfig(const std::string& path, const std::vector<KubeconfigContext>& contexts,
+                       std::string_view current) {
+  Json clusters = Json::array();
+  Json users = Json::array();
+  Json context_list = Json::array();
+  for (const KubeconfigContext& entry : contexts) {
+    Json cluster = {{"server", entry.server_url}};
+    if (!entry.ca_pem.empty()) {
+      cluster["certificate-authority-data"] = Base64(entry.ca_pem);
+    }
+    Json user = Json::object();
+    if (!entry.token.empty()) {
+      user["token"] = entry.token;
+    }
+    if (!entry.client_cert_pem.empty() && !entry.client_key_pem.empty()) {
+      user["client-certificate-data"] = Base64(entry.client_cert_pem);
+      user["client-key-data"] = Base64(entry.client_key_pem);
+    }
+    clusters.push_back({{"name", entry.name}, {"cluster", cluster}});
+    users.push_back({{"name", entry.name}, {"user", user}});
+    context_list.push_back(
+        {{"name", entry.name},
+         {"context",
+          {{"cluster", entry.name}, {"user", entry.name}, {"namespace", entry.namespace_}}}});
   }
   const Json config = {
       {"apiVersion", "v1"},
       {"kind", "Config"},
-      {"clusters", Json::array({{{"name", "slicewright"}, {"cluster", cluster}}})},
-      {"users", Json::array({{{"name", "slicewright"}, {"user", user}}})},
-      {"contexts",
-       Json::array(
-           {{{"name", "slicewright"},
-             {"context",
-              {{"cluster", "slicewright"}, {"user", "slicewright"}, {"namespace", "default"}}}}})},
-      {"current-context", "slicewright"},
+      {"clusters", clusters},
+      {"users", users},
+      {"contexts", context_list},
+      {"current-context", current},
       {"preferences", Json::object()},
   };
   const std::filesystem::path target(path);
@@ -224,11 +242,25 @@ Result<std::unique_ptr<RunningApiServer>> RunningApiServer::Start(ServeOptions o
                                        options.token, client_cert_pem, client_key_pem));
   }
   running->ca_pem_ = std::move(ca_pem);
+  running->token_ = options.token;
+  running->client_cert_pem_ = std::move(client_cert_pem);
+  running->client_key_pem_ = std::move(client_key_pem);
   running->http_->Start();
   return running;
 }
 
 RunningApiServer::~RunningApiServer() { Stop(); }
+
+KubeconfigContext RunningApiServer::kubeconfig_context(std::string name) const {
+  KubeconfigContext context;
+  context.name = std::move(name);
+  context.server_url = url_;
+  context.ca_pem = ca_pem_;
+  context.token = token_;
+  context.client_cert_pem = client_cert_pem_;
+  context.client_key_pem = client_key_pem_;
+  return context;
+}
 
 std::uint16_t RunningApiServer::port() const { return http_ ? http_->port() : 0; }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "slicewright/base/result.h"
 
@@ -41,10 +42,23 @@ Result<std::pair<std::string, std::uint16_t>> ParseListenAddress(std::string_vie
 // True for 127.0.0.0/8 and ::1.
 bool IsLoopbackAddress(std::string_view host);
 
-// Writes a kubeconfig (JSON, which kubectl reads as YAML) with one cluster, user and context named
-// "slicewright", atomically (temporary file, then rename) with mode 0600. `ca_pem` empty for
-// plain HTTP; `token` empty for no token; `client_cert_pem`/`client_key_pem` empty for no client
-// certificate.
+// One context of a kubeconfig: a cluster, user and context of this name.
+struct KubeconfigContext {
+  std::string name = "slicewright";
+  std::string server_url;
+  std::string ca_pem;  // empty for plain HTTP
+  std::string token;   // empty for no token
+  // Empty for no client certificate.
+  std::string client_cert_pem;
+  std::string client_key_pem;
+  std::string namespace_ = "default";
+};
+
+// Writes a kubeconfig (JSON, which kubectl reads as YAML) with one cluster, user and context per
+// entry, `current` the current context, atomically (temporary file, then rename) with mode 0600.
+Status WriteKubeconfig(const std::string& path, const std::vector<KubeconfigContext>& contexts,
+                       std::string_view current);
+// The one-context kubeconfig of `slicewright apiserver`: everything named "slicewright".
 Status WriteKubeconfig(const std::string& path, std::string_view server_url,
                        std::string_view ca_pem, std::string_view token,
                        std::string_view client_cert_pem = {}, std::string_view client_key_pem = {});
@@ -63,6 +77,8 @@ class RunningApiServer final {
   // The CA that signed the serving certificate (PEM), as the kubeconfig carries it; empty for
   // plain HTTP.
   const std::string& ca_certificate_pem() const { return ca_pem_; }
+  // This server as one context of a kubeconfig (its URL, CA, token and client certificate).
+  KubeconfigContext kubeconfig_context(std::string name) const;
   ApiServer& api() { return *api_; }
   // Stops listening, ends watches, stops background work and closes the database.
   void Stop();
@@ -73,6 +89,9 @@ class RunningApiServer final {
   std::unique_ptr<HttpServer> http_;
   std::string url_;
   std::string ca_pem_;
+  std::string token_;
+  std::string client_cert_pem_;
+  std::string client_key_pem_;
 };
 
 }  // namespace slicewright::apiserver

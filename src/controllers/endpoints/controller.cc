@@ -6,6 +6,7 @@
 
 #include "slicewright/base/log.h"
 #include "slicewright/labels/selector.h"
+#include "slicewright/model/endpoint_controller.h"
 #include "slicewright/model/well_known.h"
 
 #include "controllers/common/pod_services.h"
@@ -150,8 +151,7 @@ void Controller::OnPodUpdate(const model::CompactPod& old_compact,
 // ---- Sync ----
 
 bool Controller::OwnedByAnotherController(const model::Service& service) const {
-  return options_.external_endpoint_controller &&
-         service.metadata.labels.contains(model::kLabelEndpointControllerName);
+  return model::LeftToAnotherController(service, options_.external_endpoint_controller);
 }
 
 bool Controller::IsStale(const std::string& key, const model::Endpoints& endpoints) const {

@@ -11,6 +11,7 @@
 
 #include "slicewright/base/log.h"
 #include "slicewright/labels/selector.h"
+#include "slicewright/model/endpoint_controller.h"
 #include "slicewright/model/well_known.h"
 #include "slicewright/reconcile/fingerprint.h"
 #include "slicewright/reconcile/planner.h"
@@ -443,8 +444,7 @@ void Controller::DeriveIncremental(
 
 bool Controller::Owns(const model::Service& service) const {
   if (deps_.plugin.owns) return deps_.plugin.owns(service);
-  return !(options_.external_endpoint_controller &&
-           service.metadata.labels.contains(model::kLabelEndpointControllerName));
+  return !model::LeftToAnotherController(service, options_.external_endpoint_controller);
 }
 
 std::vector<model::EndpointSlice> Controller::OurSlices(const std::string& namespace_,
@@ -484,11 +484,9 @@ Status Controller::ReleaseService(const model::Service& service, const std::stri
   }
   SW_RETURN_IF_ERROR(ApplyPlan(release, slices_client_, tracker_));
   if (!release.actions.empty()) {
-    const auto label = service.metadata.labels.find(model::kLabelEndpointControllerName);
     SW_LOG(kInfo, "{}: {} is not ours ({}={}): deleted the {} slice(s) we wrote", options_.name,
            key, model::kLabelEndpointControllerName,
-           label == service.metadata.labels.end() ? "<none>" : label->second,
-           release.actions.size());
+           model::EndpointControllerName(service).value_or("<none>"), release.actions.size());
   }
   ForgetService(service.metadata.namespace_, service.metadata.name, key);
   return Status();

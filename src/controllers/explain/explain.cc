@@ -10,6 +10,7 @@
 
 #include "slicewright/codec/json.h"
 #include "slicewright/labels/selector.h"
+#include "slicewright/model/endpoint_controller.h"
 #include "slicewright/model/network_status.h"
 #include "slicewright/model/well_known.h"
 #include "slicewright/reconcile/planner.h"
@@ -25,12 +26,12 @@ constexpr std::string_view kMirroringController = "endpointslice-mirroring";
 // Which controller writes the Service's endpoints, and why (spec §10-§12, KEP-4770).
 void DecideController(const Input& input, Explanation& out) {
   const model::Service& service = input.service;
-  auto label = service.metadata.labels.find(model::kLabelEndpointControllerName);
-  const bool labelled = label != service.metadata.labels.end();
+  const std::optional<std::string_view> label = model::EndpointControllerName(service);
+  const bool labelled = label.has_value();
   const std::string label_text =
-      labelled ? fmt::format("{}={}", model::kLabelEndpointControllerName, label->second) : "";
+      labelled ? fmt::format("{}={}", model::kLabelEndpointControllerName, *label) : "";
 
-  if (labelled && label->second == multinetwork::kControllerName) {
+  if (model::LabelledForController(service, multinetwork::kControllerName)) {
     const std::string network = multinetwork::ServiceNetwork(service);
     if (network.empty()) {
       out.reason = fmt::format(
@@ -46,11 +47,11 @@ void DecideController(const Input& input, Explanation& out) {
         label_text, network);
     return;
   }
-  if (labelled && input.external_endpoint_controller) {
+  if (model::LeftToAnotherController(service, input.external_endpoint_controller)) {
     out.reason = fmt::format(
         "labelled {} (KEP-4770, feature gate ExternalEndpointController=true): the built-in "
         "EndpointSlice, mirroring and Endpoints controllers leave it to \"{}\"",
-        label_text, label->second);
+        label_text, *label);
     return;
   }
   const std::string gate_note = labelled ? fmt::format(

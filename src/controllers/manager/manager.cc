@@ -12,22 +12,15 @@
 #include "slicewright/base/check.h"
 #include "slicewright/base/log.h"
 #include "slicewright/cache/informer_factory.h"
+#include "slicewright/client/rest_config.h"
+#include "slicewright/client/transport.h"
 #include "slicewright/runtime/events.h"
 #include "slicewright/runtime/http_endpoint.h"
 #include "slicewright/runtime/leader_election.h"
 
-#include "controllers/endpoints/controller.h"
-#include "controllers/endpointslice/controller.h"
-#include "controllers/mirroring/controller.h"
-#include "controllers/multinetwork/multinetwork.h"
-
 namespace slicewright::controllers {
 namespace {
 
-constexpr std::string_view kEndpointSlice = "endpointslice";
-constexpr std::string_view kMultinetwork = "multinetwork";
-constexpr std::string_view kEndpoints = "endpoints";
-constexpr std::string_view kMirroring = "endpointslice-mirroring";
 constexpr std::string_view kExternalEndpointController = "ExternalEndpointController";
 
 std::string Trim(std::string_view text) {
@@ -47,13 +40,14 @@ void WaitForStop(const std::stop_token& stop) {
 
 }  // namespace
 
-std::vector<std::string> KnownControllers() {
-  return {std::string(kEndpoints), std::string(kEndpointSlice), std::string(kMirroring),
-          std::string(kMultinetwork)};
+std::vector<std::string> KnownControllers(const ControllerTable& table) {
+  std::vector<std::string> names;
+  for (const ControllerDescriptor& descriptor : table) names.push_back(descriptor.name);
+  return names;
 }
 
-Result<std::vector<std::string>> SelectControllers(const std::vector<std::string>& flags) {
-  const std::vector<std::string> known = KnownControllers();
+Result<std::vector<std::string>> SelectControllers(const std::vector<std::string>& flags,
+                                                   const ControllerTable& table) {
   std::set<std::string> selected;
   std::set<std::string> removed;
   bool all = false;
@@ -71,20 +65,18 @@ Result<std::vector<std::string>> SelectControllers(const std::vector<std::string
       }
       const bool remove = item.front() == '-';
       const std::string name = remove ? item.substr(1) : item;
-      if (std::find(known.begin(), known.end(), name) == known.end()) {
-        std::string known_list;
-        for (const std::string& k : known) {
-          if (!known_list.empty()) known_list += ", ";
-          known_list += k;
-        }
-        return Status(
-            StatusCode::kInvalid,
-            fmt::format("--controllers: unknown controller \"{}\" (known: {})", name, known_list));
+      Result<const ControllerDescriptor*> found = FindController(table, name);
+      if (!found.ok()) {
+        return Status(StatusCode::kInvalid, "--controllers: " + found.status().ToString());
       }
       (remove ? removed : selected).insert(name);
     }
   }
-  if (all) selected.insert(known.begin(), known.end());
+  if (all) {
+    for (const ControllerDescriptor& descriptor : table) {
+      if (descriptor.enabled_by_default) selected.insert(descriptor.name);
+    }
+  }
   std::vector<std::string> out;
   for (const std::string& name : selected) {
     if (!removed.contains(name)) out.push_back(name);
@@ -126,7 +118,13 @@ Result<std::map<std::string, bool>> ParseFeatureGates(std::string_view flag) {
 struct Manager::Impl {
   ManagerOptions options;
   client::RestClient& client;
-  std::vector<std::string> controllers;
+  const ControllerTable table;
+  std::vector<const ControllerDescriptor*> controllers;
+  bool external_endpoint_controller = true;
+  // The other clusters the selected controllers need, by name; the ones the manager connected
+  // itself are owned here.
+  RemoteClients remotes;
+  std::vector<std::unique_ptr<client::RestClient>> owned_remotes;
   runtime::Registry registry;
   // Keeps slicewright_internal_bugs_total current on every scrape; declared after the registry so
   // it goes first.
@@ -135,116 +133,123 @@ struct Manager::Impl {
   std::atomic<bool> leading{false};
   std::atomic<bool> synced{false};
 
-  Impl(ManagerOptions manager_options, client::RestClient& rest)
-      : options(std::move(manager_options)), client(rest) {}
+  Impl(ManagerOptions manager_options, client::RestClient& rest, ControllerTable controller_table)
+      : options(std::move(manager_options)), client(rest), table(std::move(controller_table)) {}
 
-  // A controller of any kind, started and stopped (draining) by the manager.
-  struct Running {
-    std::shared_ptr<void> controller;
-    std::function<void()> start;
-    std::function<void()> stop;
-  };
-
-  template <typename C>
-  static Running Hold(std::unique_ptr<C> controller) {
-    C* raw = controller.get();
-    return Running{std::shared_ptr<C>(std::move(controller)), [raw] { raw->Start(); },
-                   [raw] { raw->Stop(); }};
-  }
-
-  // Creates the controller `name` on `informers`, with `recorder` for its Events.
-  Result<Running> CreateController(const std::string& name, cache::InformerFactory& informers,
-                                   runtime::EventRecorder* recorder) {
-    if (name == kEndpoints) {
-      endpoints::Deps deps;
-      deps.client = &client;
-      deps.informers = &informers;
-      deps.events = recorder;
-      deps.metrics = &registry;
-      endpoints::Options endpoints_options = options.endpoints;
-      endpoints_options.external_endpoint_controller =
-          options.endpointslice.external_endpoint_controller;
-      SW_ASSIGN_OR_RETURN(auto created, endpoints::Controller::Create(endpoints_options, deps));
-      return Hold(std::move(created));
+  // Gives every selected controller a client of each cluster it names: the caller's, else one
+  // made from the descriptor's kubeconfig and context.
+  Status ConnectRemotes(RemoteClients given) {
+    for (const ControllerDescriptor* descriptor : controllers) {
+      if (!descriptor->remotes) continue;
+      for (const RemoteClusterConfig& remote : descriptor->remotes(options)) {
+        if (remotes.contains(remote.name)) continue;
+        if (auto it = given.find(remote.name); it != given.end()) {
+          remotes.emplace(remote.name, it->second);
+          continue;
+        }
+        client::LoadOptions load;
+        load.kubeconfig = remote.kubeconfig;
+        load.context = remote.context;
+        const auto failed = [&](const Status& status) {
+          return Status(status.code(), fmt::format("{}: cluster \"{}\": {}", descriptor->name,
+                                                   remote.name, status.ToString()));
+        };
+        Result<client::RestConfig> config = client::LoadRestConfig(load);
+        if (!config.ok()) return failed(config.status());
+        client::TransportOptions transport_options;
+        transport_options.user_agent = "slicewright-controller-manager";
+        Result<std::unique_ptr<client::Transport>> transport =
+            client::Transport::Create(*config, transport_options);
+        if (!transport.ok()) return failed(transport.status());
+        client::RestClientOptions client_options;
+        client_options.field_manager = "slicewright-controller-manager";
+        Result<std::unique_ptr<client::RestClient>> created = client::RestClient::Create(
+            std::shared_ptr<client::Transport>(std::move(transport).value()), client_options);
+        if (!created.ok()) return failed(created.status());
+        SW_LOG(kInfo, "controller-manager: {} talks to cluster \"{}\" at {}", descriptor->name,
+               remote.name, config->DebugString());
+        remotes.emplace(remote.name, created->get());
+        owned_remotes.push_back(std::move(created).value());
+      }
     }
-    if (name == kMirroring) {
-      mirroring::Deps deps;
-      deps.client = &client;
-      deps.informers = &informers;
-      deps.events = recorder;
-      deps.metrics = &registry;
-      mirroring::Options mirroring_options = options.mirroring;
-      mirroring_options.external_endpoint_controller =
-          options.endpointslice.external_endpoint_controller;
-      SW_ASSIGN_OR_RETURN(auto created, mirroring::Controller::Create(mirroring_options, deps));
-      return Hold(std::move(created));
-    }
-    endpointslice::Options controller_options = options.endpointslice;
-    endpointslice::Deps deps;
-    if (name == kMultinetwork) {
-      const endpointslice::Options defaults = multinetwork::DefaultOptions();
-      controller_options.managed_by = defaults.managed_by;
-      controller_options.name = defaults.name;
-      controller_options.upstream_metrics = defaults.upstream_metrics;
-      deps.plugin = multinetwork::MakePlugin();
-    }
-    deps.client = &client;
-    deps.informers = &informers;
-    deps.events = recorder;
-    deps.metrics = &registry;
-    SW_ASSIGN_OR_RETURN(auto created, endpointslice::Controller::Create(controller_options, deps));
-    return Hold(std::move(created));
-  }
-
-  static std::string ComponentOf(const std::string& name) {
-    if (name == kEndpoints) return std::string(endpoints::kComponent);
-    if (name == kMirroring) return std::string(mirroring::kComponent);
-    if (name == kMultinetwork) return "multinetwork-controller";
-    return std::string(endpointslice::kComponent);
+    return Status();
   }
 
   // Runs the controllers until `stop`; errors are logged (a leader that cannot run its
   // controllers keeps the Lease so that no other replica fights it, and reports not ready).
   void RunControllers(const std::stop_token& stop) {
     cache::InformerFactory informers(client);
+    // One informer factory per other cluster, shared by the controllers that name it.
+    std::map<std::string, std::unique_ptr<cache::InformerFactory>, std::less<>> remote_informers;
+    for (const auto& [name, remote_client] : remotes) {
+      remote_informers.emplace(name, std::make_unique<cache::InformerFactory>(*remote_client));
+    }
     // One event recorder per controller: its component is the Events' source.
     std::vector<std::unique_ptr<runtime::EventRecorder>> recorders;
-    std::vector<Running> running;
+    std::vector<RunningController> running;
     const auto fail = [&stop](std::string_view what, const Status& status) {
       SW_LOG(kError, "controller-manager: {}: {}", what, status.ToString());
       WaitForStop(stop);
     };
-    for (const std::string& name : controllers) {
+    for (const ControllerDescriptor* descriptor : controllers) {
       runtime::EventRecorderOptions event_options;
-      event_options.component = ComponentOf(name);
+      event_options.component = descriptor->component;
       event_options.metrics = &registry;
       Result<std::unique_ptr<runtime::EventRecorder>> recorder =
           runtime::EventRecorder::Create(runtime::NewRestEventSink(client), event_options);
-      if (!recorder.ok()) return fail(name, recorder.status());
-      Result<Running> created = CreateController(name, informers, recorder->get());
-      if (!created.ok()) return fail(name, created.status());
+      if (!recorder.ok()) return fail(descriptor->name, recorder.status());
+      ControllerContext context{.options = options,
+                                .external_endpoint_controller = external_endpoint_controller,
+                                .local = {&client, &informers},
+                                .remotes = {},
+                                .events = recorder->get(),
+                                .metrics = &registry};
+      if (descriptor->remotes) {
+        for (const RemoteClusterConfig& remote : descriptor->remotes(options)) {
+          context.remotes.emplace(
+              remote.name,
+              ClusterAccess{remotes.at(remote.name), remote_informers.at(remote.name).get()});
+        }
+      }
+      Result<RunningController> created = descriptor->create(context);
+      if (!created.ok()) return fail(descriptor->name, created.status());
       recorders.push_back(std::move(recorder).value());
       running.push_back(std::move(created).value());
     }
-    informers.Start();
+    std::vector<cache::InformerFactory*> factories = {&informers};
+    for (auto& [name, factory] : remote_informers) factories.push_back(factory.get());
+    for (cache::InformerFactory* factory : factories) factory->Start();
+    const auto synced_all = [&factories] {
+      for (cache::InformerFactory* factory : factories) {
+        if (!factory->WaitForCacheSync(std::chrono::milliseconds(200))) return false;
+      }
+      return true;
+    };
     const auto deadline = std::chrono::steady_clock::now() + options.cache_sync_timeout;
-    while (!stop.stop_requested() && !informers.WaitForCacheSync(std::chrono::milliseconds(200))) {
+    while (!stop.stop_requested() && !synced_all()) {
       if (std::chrono::steady_clock::now() > deadline) {
         SW_LOG(kWarning, "controller-manager: caches not synced after {} s; still waiting",
                options.cache_sync_timeout.count() / 1000);
       }
     }
     if (!stop.stop_requested()) {
-      for (const Running& controller : running) controller.start();
+      for (const RunningController& controller : running) controller.start();
       synced = true;
-      SW_LOG(kInfo, "controller-manager: caches synced; running {}", fmt::join(controllers, ", "));
+      SW_LOG(kInfo, "controller-manager: caches synced; running {}",
+             fmt::join(SelectedNames(), ", "));
       WaitForStop(stop);
     }
     synced = false;
     // Drain the syncs in flight before the Lease goes.
-    for (const Running& controller : running) controller.stop();
-    informers.Stop();
+    for (const RunningController& controller : running) controller.stop();
+    for (cache::InformerFactory* factory : factories) factory->Stop();
     for (const auto& recorder : recorders) recorder->ShutDown();
+  }
+
+  std::vector<std::string> SelectedNames() const {
+    std::vector<std::string> names;
+    for (const ControllerDescriptor* descriptor : controllers) names.push_back(descriptor->name);
+    return names;
   }
 };
 
@@ -253,12 +258,12 @@ Manager::~Manager() {
   if (impl_->endpoint != nullptr) impl_->endpoint->Stop();
 }
 
-Result<std::unique_ptr<Manager>> Manager::Create(ManagerOptions options,
-                                                 client::RestClient& client) {
-  SW_ASSIGN_OR_RETURN(std::vector<std::string> controllers, SelectControllers(options.controllers));
+Result<std::unique_ptr<Manager>> Manager::Create(ManagerOptions options, client::RestClient& client,
+                                                 RemoteClients remotes,
+                                                 const ControllerTable& table) {
+  SW_ASSIGN_OR_RETURN(std::vector<std::string> names,
+                      SelectControllers(options.controllers, table));
   SW_ASSIGN_OR_RETURN(auto gates, ParseFeatureGates(options.feature_gates));
-  options.endpointslice.external_endpoint_controller =
-      gates.at(std::string(kExternalEndpointController));
   if (options.leader_elect) {
     if (options.lease_duration <= options.renew_deadline) {
       return Status(
@@ -271,8 +276,13 @@ Result<std::unique_ptr<Manager>> Manager::Create(ManagerOptions options,
                     "--leader-elect-retry-period");
     }
   }
-  auto impl = std::make_unique<Impl>(std::move(options), client);
-  impl->controllers = std::move(controllers);
+  auto impl = std::make_unique<Impl>(std::move(options), client, table);
+  impl->external_endpoint_controller = gates.at(std::string(kExternalEndpointController));
+  for (const std::string& name : names) {
+    SW_ASSIGN_OR_RETURN(const ControllerDescriptor* descriptor, FindController(impl->table, name));
+    impl->controllers.push_back(descriptor);
+  }
+  SW_RETURN_IF_ERROR(impl->ConnectRemotes(std::move(remotes)));
   SW_ASSIGN_OR_RETURN(
       runtime::Counter * bugs,
       impl->registry.AddCounter("slicewright_internal_bugs_total",

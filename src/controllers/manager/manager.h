@@ -1,7 +1,7 @@
-// Manager runs the selected endpoint controllers as one kube-controller-manager-like process:
-// shared informers, leader election on a Lease, /metrics and the probes, and a graceful stop
-// (drain the syncs in flight, release the Lease). `slicewright controller-manager` and
-// `slicewright dev` both run one. Thread-safe.
+// Manager runs the selected controllers of the table (table.h) as one kube-controller-manager-like
+// process: shared informers per cluster, leader election on a Lease, /metrics and the probes, and
+// a graceful stop (drain the syncs in flight, release the Lease). `slicewright controller-manager`
+// and `slicewright dev` both run one. Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -18,50 +18,36 @@
 #include "slicewright/client/rest_client.h"
 #include "slicewright/runtime/metrics.h"
 
-#include "controllers/endpoints/options.h"
-#include "controllers/endpointslice/options.h"
-#include "controllers/mirroring/options.h"
+#include "controllers/manager/options.h"
+#include "controllers/manager/table.h"
 
 namespace slicewright::controllers {
 
-// The controllers a Manager can run, by their --controllers names.
-std::vector<std::string> KnownControllers();
+// The names of `table`'s controllers, in table order.
+std::vector<std::string> KnownControllers(const ControllerTable& table = BuiltinControllers());
 
-// kube-controller-manager's --controllers rules: "*" is every controller, "name" adds one,
-// "-name" removes one; kInvalid names an unknown controller. The result is sorted.
-Result<std::vector<std::string>> SelectControllers(const std::vector<std::string>& flags);
+// kube-controller-manager's --controllers rules: "*" is every controller enabled by default,
+// "name" adds one, "-name" removes one; kInvalid names an unknown controller. The result is sorted.
+Result<std::vector<std::string>> SelectControllers(
+    const std::vector<std::string>& flags, const ControllerTable& table = BuiltinControllers());
 
 // --feature-gates "A=true,B=false" over the gates slicewright knows (ExternalEndpointController,
 // default true). kInvalid for an unknown gate or a value other than true/false.
 Result<std::map<std::string, bool>> ParseFeatureGates(std::string_view flag);
 
-struct ManagerOptions {
-  std::vector<std::string> controllers = {"*"};  // --controllers
-  std::string feature_gates;                     // --feature-gates
-  endpointslice::Options endpointslice;
-  endpoints::Options endpoints;
-  mirroring::Options mirroring;
-
-  bool leader_elect = true;                            // --leader-elect
-  std::string leader_elect_namespace = "kube-system";  // --leader-elect-resource-namespace
-  std::string leader_elect_name = "slicewright-controller-manager";  // --leader-elect-resource-name
-  std::chrono::milliseconds lease_duration{15'000};  // --leader-elect-lease-duration
-  std::chrono::milliseconds renew_deadline{10'000};  // --leader-elect-renew-deadline
-  std::chrono::milliseconds retry_period{2'000};     // --leader-elect-retry-period
-  std::string identity;                              // "" = hostname + random suffix
-
-  // /metrics, /healthz, /livez, /readyz; port -1 serves nothing, 0 picks a free port.
-  std::string bind_address = "0.0.0.0";  // --bind-address
-  int port = 10252;                      // --port
-  std::chrono::milliseconds cache_sync_timeout{120'000};
-};
+// Clients of other clusters the caller already holds, by the names descriptors ask for
+// ("broker"); each must outlive the manager.
+using RemoteClients = std::map<std::string, client::RestClient*, std::less<>>;
 
 class Manager final {
  public:
-  // Validates everything (controllers, gates, each controller's options, the elector's timings)
-  // and binds the HTTP endpoint. `client` must outlive the manager.
-  static Result<std::unique_ptr<Manager>> Create(ManagerOptions options,
-                                                 client::RestClient& client);
+  // Validates everything (controllers, gates, the elector's timings), connects the other clusters
+  // the selected controllers need (from `remotes`, else from their kubeconfig), and binds the HTTP
+  // endpoint. `client` (the manager's own cluster: its Lease, its controllers) must outlive the
+  // manager. `table` is BuiltinControllers() but in tests.
+  static Result<std::unique_ptr<Manager>> Create(
+      ManagerOptions options, client::RestClient& client, RemoteClients remotes = {},
+      const ControllerTable& table = BuiltinControllers());
   ~Manager();
   Manager(const Manager&) = delete;
   Manager& operator=(const Manager&) = delete;

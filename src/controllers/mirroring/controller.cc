@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "slicewright/base/log.h"
+#include "slicewright/model/endpoint_controller.h"
 #include "slicewright/model/well_known.h"
 #include "slicewright/reconcile/planner.h"
 #include "slicewright/runtime/rate_limiter.h"
@@ -182,8 +183,7 @@ void Controller::OnSliceDelete(const model::ObjectMeta& slice) {
 // ---- Sync ----
 
 bool Controller::IsDelegated(const model::Service& service) const {
-  return options_.external_endpoint_controller &&
-         service.metadata.labels.contains(model::kLabelEndpointControllerName);
+  return model::LeftToAnotherController(service, options_.external_endpoint_controller);
 }
 
 std::vector<model::EndpointSlice> Controller::MirroredSlices(const std::string& namespace_,

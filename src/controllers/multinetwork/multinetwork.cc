@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "slicewright/codec/network_status.h"
+#include "slicewright/model/endpoint_controller.h"
 #include "slicewright/model/network_status.h"
 #include "slicewright/model/well_known.h"
 
@@ -55,8 +56,7 @@ Result<std::optional<model::Pod>> PodOnNetwork(model::Pod pod, std::string_view 
 endpointslice::Plugin MakePlugin() {
   endpointslice::Plugin plugin;
   plugin.owns = [](const model::Service& service) {
-    auto label = service.metadata.labels.find(model::kLabelEndpointControllerName);
-    return label != service.metadata.labels.end() && label->second == kControllerName &&
+    return model::LabelledForController(service, kControllerName) &&
            !ServiceNetwork(service).empty();
   };
   plugin.adapt_pod = [](const model::Service& service, model::Pod pod) {

@@ -1,0 +1,197 @@
+#include "controllers/manager/table.h"
+
+#include <set>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "controllers/endpoints/controller.h"
+#include "controllers/endpointslice/controller.h"
+#include "controllers/mirroring/controller.h"
+#include "controllers/multinetwork/multinetwork.h"
+
+namespace slicewright::controllers {
+namespace {
+
+const std::vector<std::string> kRead = {"get", "list", "watch"};
+const std::vector<std::string> kReadWrite = {"get", "list", "watch", "create", "update", "delete"};
+
+// An owner reference with blockOwnerDeletion=true needs update on the owner's finalizers.
+RbacRule FinalizersOf(std::string resource) {
+  return {{""}, {std::move(resource) + "/finalizers"}, {"update"}};
+}
+
+ControllerDescriptor EndpointSliceController() {
+  ControllerDescriptor d;
+  d.name = "endpointslice";
+  d.component = std::string(endpointslice::kComponent);
+  d.flags = [](ManagerOptions& o) -> std::vector<FlagSpec> {
+    endpointslice::Options& e = o.endpointslice;
+    return {
+        {.names = "--concurrent-service-endpoint-syncs",
+         .help = "Services synced at once by the EndpointSlice controller (1-50)",
+         .target = &e.concurrent_syncs},
+        {.names = "--max-endpoints-per-slice",
+         .help = "The maximum number of endpoints added to an EndpointSlice (1-1000)",
+         .target = &e.max_endpoints_per_slice},
+        {.names = "--endpointslice-updates-batch-period",
+         .help = "How long pod changes are batched before a Service sync (Go duration)",
+         .target = &e.batch_period},
+        {.names = "--endpointslice-incremental-min-pods",
+         .help = "slicewright: Services with at least this many pods keep their derived "
+                 "endpoints between syncs (about 1.6 KB per pod), so a pod event re-derives one "
+                 "pod; 0: off",
+         .target = &e.incremental_min_pods},
+        {.names = "--controller-name",
+         .help = "The endpointslice.kubernetes.io/managed-by value of our slices",
+         .target = &e.managed_by},
+    };
+  };
+  d.create = [](const ControllerContext& c) -> Result<RunningController> {
+    endpointslice::Options options = c.options.endpointslice;
+    options.external_endpoint_controller = c.external_endpoint_controller;
+    endpointslice::Deps deps;
+    deps.client = c.local.client;
+    deps.informers = c.local.informers;
+    deps.events = c.events;
+    deps.metrics = c.metrics;
+    SW_ASSIGN_OR_RETURN(auto created, endpointslice::Controller::Create(options, deps));
+    return Hold(std::move(created));
+  };
+  d.rbac = {{{""}, {"services", "pods", "nodes"}, kRead},
+            {{"discovery.k8s.io"}, {"endpointslices"}, kReadWrite},
+            FinalizersOf("services")};
+  return d;
+}
+
+// The EndpointSlice controller with the multi-network plugin: its own managed-by and work queue,
+// the EndpointSlice controller's other settings.
+ControllerDescriptor MultinetworkController() {
+  ControllerDescriptor d;
+  d.name = "multinetwork";
+  d.component = "multinetwork-controller";
+  d.create = [](const ControllerContext& c) -> Result<RunningController> {
+    endpointslice::Options options = c.options.endpointslice;
+    options.external_endpoint_controller = c.external_endpoint_controller;
+    const endpointslice::Options defaults = multinetwork::DefaultOptions();
+    options.managed_by = defaults.managed_by;
+    options.name = defaults.name;
+    options.upstream_metrics = defaults.upstream_metrics;
+    endpointslice::Deps deps;
+    deps.client = c.local.client;
+    deps.informers = c.local.informers;
+    deps.events = c.events;
+    deps.metrics = c.metrics;
+    deps.plugin = multinetwork::MakePlugin();
+    SW_ASSIGN_OR_RETURN(auto created, endpointslice::Controller::Create(options, deps));
+    return Hold(std::move(created));
+  };
+  d.rbac = {{{""}, {"services", "pods", "nodes"}, kRead},
+            {{"discovery.k8s.io"}, {"endpointslices"}, kReadWrite},
+            FinalizersOf("services")};
+  return d;
+}
+
+ControllerDescriptor EndpointsController() {
+  ControllerDescriptor d;
+  d.name = "endpoints";
+  d.component = std::string(endpoints::kComponent);
+  d.flags = [](ManagerOptions& o) -> std::vector<FlagSpec> {
+    return {
+        {.names = "--concurrent-endpoint-syncs",
+         .help = "Services synced at once by the Endpoints controller",
+         .target = &o.endpoints.concurrent_syncs},
+        {.names = "--endpoint-updates-batch-period",
+         .help = "How long pod changes are batched before an Endpoints sync (Go duration)",
+         .target = &o.endpoints.batch_period},
+    };
+  };
+  d.create = [](const ControllerContext& c) -> Result<RunningController> {
+    endpoints::Options options = c.options.endpoints;
+    options.external_endpoint_controller = c.external_endpoint_controller;
+    endpoints::Deps deps;
+    deps.client = c.local.client;
+    deps.informers = c.local.informers;
+    deps.events = c.events;
+    deps.metrics = c.metrics;
+    SW_ASSIGN_OR_RETURN(auto created, endpoints::Controller::Create(options, deps));
+    return Hold(std::move(created));
+  };
+  d.rbac = {{{""}, {"services", "pods"}, kRead},
+            {{""}, {"endpoints"}, kReadWrite},
+            // Endpoints whose addresses the RestrictedEndpointsAdmission guards, as upstream
+            // grants.
+            {{""}, {"endpoints/restricted"}, {"create"}},
+            FinalizersOf("services")};
+  return d;
+}
+
+ControllerDescriptor MirroringController() {
+  ControllerDescriptor d;
+  d.name = "endpointslice-mirroring";
+  d.component = std::string(mirroring::kComponent);
+  d.flags = [](ManagerOptions& o) -> std::vector<FlagSpec> {
+    mirroring::Options& m = o.mirroring;
+    return {
+        {.names = "--mirroring-concurrent-service-endpoint-syncs",
+         .help = "Services synced at once by the EndpointSlice mirroring controller (1-50)",
+         .target = &m.concurrent_syncs},
+        {.names = "--mirroring-max-endpoints-per-subset",
+         .help = "The maximum number of endpoints mirrored per Endpoints subset (1-1000)",
+         .target = &m.max_endpoints_per_subset},
+        {.names = "--mirroring-endpointslice-updates-batch-period",
+         .help = "How long Endpoints changes are batched before mirroring (Go duration)",
+         .target = &m.batch_period},
+    };
+  };
+  d.create = [](const ControllerContext& c) -> Result<RunningController> {
+    mirroring::Options options = c.options.mirroring;
+    options.external_endpoint_controller = c.external_endpoint_controller;
+    mirroring::Deps deps;
+    deps.client = c.local.client;
+    deps.informers = c.local.informers;
+    deps.events = c.events;
+    deps.metrics = c.metrics;
+    SW_ASSIGN_OR_RETURN(auto created, mirroring::Controller::Create(options, deps));
+    return Hold(std::move(created));
+  };
+  d.rbac = {{{""}, {"services", "endpoints"}, kRead},
+            {{"discovery.k8s.io"}, {"endpointslices"}, kReadWrite},
+            FinalizersOf("endpoints")};
+  return d;
+}
+
+}  // namespace
+
+const ControllerTable& BuiltinControllers() {
+  static const ControllerTable table = {EndpointsController(), EndpointSliceController(),
+                                        MirroringController(), MultinetworkController()};
+  return table;
+}
+
+Result<const ControllerDescriptor*> FindController(const ControllerTable& table,
+                                                   std::string_view name) {
+  std::string known;
+  for (const ControllerDescriptor& descriptor : table) {
+    if (descriptor.name == name) return &descriptor;
+    if (!known.empty()) known += ", ";
+    known += descriptor.name;
+  }
+  return Status(StatusCode::kInvalid,
+                fmt::format("unknown controller \"{}\" (known: {})", name, known));
+}
+
+std::vector<FlagSpec> ControllerFlags(const ControllerTable& table, ManagerOptions& options) {
+  std::vector<FlagSpec> flags;
+  for (const ControllerDescriptor& descriptor : table) {
+    if (!descriptor.flags) continue;
+    for (FlagSpec& flag : descriptor.flags(options)) flags.push_back(std::move(flag));
+  }
+  return flags;
+}
+
+std::vector<RbacRule> ManagerRbacRules() {
+  return {{{"", "events.k8s.io"}, {"events"}, {"create", "update", "patch"}}};
+}
+
+}  // namespace slicewright::controllers
