@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -15,6 +16,8 @@
 #include "slicewright/codec/yaml.h"
 #include "slicewright/model/mcs.h"
 #include "slicewright/model/time.h"
+
+#include "codec_test_util.h"
 
 // JSON of the MCS kinds: decoding as API servers and kubectl write them, the broker record's schema
 // checks, round trips, the /status bodies, and the upstream demo manifests.
@@ -409,6 +412,33 @@ TEST(McsCodecTest, ServiceSessionAffinityConfig) {
                 .status()
                 .ToString(),
             "services/a: .spec.sessionAffinityConfig.clientIP.timeoutSeconds: expected integer");
+}
+
+// Every prefix of a valid record, and seeded random byte edits of it, decode or fail with
+// kBadRequest: never a crash (run under the sanitizers in CI).
+TEST(McsCodecTest, DamagedInputNeverCrashes) {
+  const std::string json(kRecordJson);
+  for (std::size_t n = 0; n < json.size(); ++n) {
+    const Result<model::ServiceExportRecord> r = DecodeServiceExportRecord(json.substr(0, n));
+    EXPECT_EQ(r.status().code(), StatusCode::kBadRequest) << n;
+  }
+  std::mt19937 rng(testing::TestSeed());
+  const std::string_view alphabet = "{}[]\":,0123456789-.eEtrufalsn \\x\x01\xff";
+  for (int i = 0; i < 2000; ++i) {
+    std::string damaged = json;
+    const int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits; ++e) {
+      damaged[rng() % damaged.size()] = alphabet[rng() % alphabet.size()];
+    }
+    const Result<model::ServiceExportRecord> r = DecodeServiceExportRecord(damaged);
+    if (!r.ok()) {
+      EXPECT_EQ(r.status().code(), StatusCode::kBadRequest) << damaged;
+    }
+    const auto line = DecodeServiceImportWatchEvent(R"({"type":"ADDED","object":)" + damaged + "}");
+    if (!line.ok()) {
+      EXPECT_EQ(line.status().code(), StatusCode::kBadRequest) << damaged;
+    }
+  }
 }
 
 std::optional<std::string> ReadMcsData(const std::string& file) {
