@@ -33,7 +33,8 @@ struct ImportingCluster {
   EndpointSliceSyncPolicy policy = EndpointSliceSyncPolicy::kAll;
 };
 
-// One exporting cluster's Conflict condition (no lastTransitionTime: see SetCondition).
+// One exporting cluster's Conflict condition. Like every condition here it has no
+// lastTransitionTime (see SetCondition) and observedGeneration 0 (the agent sets its object's).
 struct ExportConflict {
   std::string cluster;
   model::Condition condition;
@@ -42,7 +43,8 @@ struct ExportConflict {
 struct Aggregation {
   // The import's spec; `ips` is left empty (the agent copies them from the derived Service).
   model::ServiceImportSpec spec;
-  // The import's metadata labels and annotations: the oldest export's exported ones.
+  // The import's metadata labels and annotations: the oldest export's exported ones (the agent
+  // adds multicluster.kubernetes.io/derived-service to the annotations of a ClusterSetIP import).
   model::StringMap labels;
   model::StringMap annotations;
   // status.clusters: every exporting cluster, sorted.
