@@ -253,7 +253,7 @@ Status ReadSessionAffinityConfig(element value, std::optional<model::SessionAffi
     config.client_ip.emplace();
     return ReadClientIPConfig(v, *config.client_ip);
   }));
-  out = std::move(config);
+  out = config;
   return Status();
 }
 

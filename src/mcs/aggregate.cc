@@ -203,7 +203,7 @@ std::vector<std::string> AggregateFamilies(std::span<const ServiceExportRecordSp
     // Service without ipFamilies gets.
     return {local.empty() ? std::string(model::kIPFamilyIPv4) : local.front()};
   }
-  const std::vector<std::string> oldest = Families(first->ip_families);
+  std::vector<std::string> oldest = Families(first->ip_families);
   std::vector<std::string> shared = oldest;
   std::size_t disagree = 0;
   for (const ServiceExportRecordSpec* record : sorted) {
