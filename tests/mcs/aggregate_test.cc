@@ -146,7 +146,7 @@ TEST(AggregateTest, ConformanceCases) {
        "ClusterSetIP",
        "True PortConflict",
        "cluster-1,cluster-2"},
-      // T12: headless -> Headless.
+      // T12: headless -> Headless; T13: no IPs (the row's check below: spec.ips stays empty).
       {"T12_headless",
        {With(c0, [](auto& s) { s.type = "Headless"; })},
        "tcp/TCP/42 udp/UDP/42",
@@ -451,7 +451,8 @@ TEST(AggregateTest, DefaultedValuesDoNotConflict) {
   EXPECT_EQ(ConflictOf(a), "False NoConflicts");
 }
 
-// IP families (decision: intersection, docs/design.md), then what this cluster supports.
+// IP families (decision: intersection, docs/design.md), then what this cluster supports. T8 and
+// T16 read the import's ipFamilies: never empty.
 TEST(AggregateTest, IPFamilies) {
   struct Case {
     std::string_view name;
@@ -535,7 +536,8 @@ TEST(AggregateTest, OneVotePerCluster) {
 
 TEST(AggregateTest, NoRecordsNoImport) { EXPECT_FALSE(Aggregate({}, Here()).has_value()); }
 
-// The EndpointSlice policy: the flag, overridden by the oldest export's annotation.
+// The EndpointSlice policy: the flag, overridden by the oldest export's annotation (T16 needs
+// slices in every cluster: the default `all`).
 TEST(AggregateTest, EndpointSlicePolicy) {
   struct Case {
     std::string_view name;

@@ -43,8 +43,9 @@ model::Service HelloService() {
   return s;
 }
 
-// Valid and the import type for every Service type (E5): ExternalName is refused, NodePort and
-// LoadBalancer export as ClusterSetIP, clusterIP None as Headless.
+// Valid and the import type for every Service type (E5): ExternalName is refused (T14: Valid
+// False, and no record, so no import anywhere), NodePort and LoadBalancer export as ClusterSetIP,
+// clusterIP None as Headless (T4, T12: Valid True).
 TEST(ValidateExportTest, ServiceTypes) {
   struct Case {
     std::string_view name;
