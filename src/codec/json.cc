@@ -420,6 +420,20 @@ Status DecodeServicePort(element value, model::ServicePort& out) {
   return Status();
 }
 
+Status DecodeClientIPConfig(element value, model::ClientIPConfig& out) {
+  return ForEachField(value, [&out](std::string_view key, element v) {
+    if (key == "timeoutSeconds") return ReadOptInt(v, out.timeout_seconds);
+    return Status();
+  });
+}
+
+Status DecodeSessionAffinityConfig(element value, model::SessionAffinityConfig& out) {
+  return ForEachField(value, [&out](std::string_view key, element v) {
+    if (key == "clientIP") return ReadOptional(v, out.client_ip, DecodeClientIPConfig);
+    return Status();
+  });
+}
+
 Status DecodeServiceSpec(element value, model::ServiceSpec& out) {
   return ForEachField(value, [&out](std::string_view key, element v) {
     if (key == "ports") return ReadList(v, out.ports, DecodeServicePort);
@@ -428,6 +442,9 @@ Status DecodeServiceSpec(element value, model::ServiceSpec& out) {
     if (key == "clusterIPs") return ReadStringList(v, out.cluster_ips);
     if (key == "type") return ReadString(v, out.type);
     if (key == "sessionAffinity") return ReadString(v, out.session_affinity);
+    if (key == "sessionAffinityConfig") {
+      return ReadOptional(v, out.session_affinity_config, DecodeSessionAffinityConfig);
+    }
     if (key == "ipFamilies") return ReadStringList(v, out.ip_families);
     if (key == "ipFamilyPolicy") return ReadString(v, out.ip_family_policy);
     if (key == "internalTrafficPolicy") return ReadString(v, out.internal_traffic_policy);

@@ -161,6 +161,17 @@ Json ServiceSpecJson(const model::ServiceSpec& spec) {
   PutStringList(object, "clusterIPs", spec.cluster_ips);
   PutString(object, "type", spec.type);
   PutString(object, "sessionAffinity", spec.session_affinity);
+  if (spec.session_affinity_config.has_value()) {
+    Json config = Json::object();
+    if (spec.session_affinity_config->client_ip.has_value()) {
+      Json client_ip = Json::object();
+      if (spec.session_affinity_config->client_ip->timeout_seconds.has_value()) {
+        client_ip["timeoutSeconds"] = *spec.session_affinity_config->client_ip->timeout_seconds;
+      }
+      config["clientIP"] = std::move(client_ip);
+    }
+    object["sessionAffinityConfig"] = std::move(config);
+  }
   PutString(object, "externalName", spec.external_name);
   PutString(object, "externalTrafficPolicy", spec.external_traffic_policy);
   if (spec.publish_not_ready_addresses) object["publishNotReadyAddresses"] = true;

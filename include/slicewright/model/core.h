@@ -23,6 +23,16 @@ struct IntOrString {
 
 // ---- Service ----
 
+// core/v1 SessionAffinityConfig (also the ServiceImport's): only clientIP.timeoutSeconds exists.
+struct ClientIPConfig {
+  std::optional<std::int32_t> timeout_seconds;
+  friend bool operator==(const ClientIPConfig&, const ClientIPConfig&) = default;
+};
+struct SessionAffinityConfig {
+  std::optional<ClientIPConfig> client_ip;
+  friend bool operator==(const SessionAffinityConfig&, const SessionAffinityConfig&) = default;
+};
+
 struct ServicePort {
   std::string name;
   std::string protocol = "TCP";
@@ -46,6 +56,7 @@ struct ServiceSpec {
   std::optional<std::string> traffic_distribution;
   std::string external_name;
   std::string session_affinity;
+  std::optional<SessionAffinityConfig> session_affinity_config;
   std::string internal_traffic_policy;
   std::string external_traffic_policy;
   friend bool operator==(const ServiceSpec&, const ServiceSpec&) = default;
