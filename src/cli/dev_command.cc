@@ -52,6 +52,7 @@ int RunDevCommand(const DevCommandOptions& options, std::ostream& out, std::ostr
   serve.listen = "127.0.0.1:" + std::to_string(options.port);
   serve.data_dir = options.data_dir;
   serve.kubeconfig_path = kubeconfig;
+  serve.crds = apiserver::McsCrdManifests();  // kubectl get serviceexports works out of the box
   if (const Status transport = ApplyTransportFlags(options.insecure_http, serve); !transport.ok()) {
     err << "slicewright dev: " << transport.ToString() << "\n";
     return 1;

@@ -321,7 +321,8 @@ Result<std::vector<ResourceInfo>> Convert(const json& crd) {
       if (compiled.ok()) {
         structural = std::move(compiled).value();
       } else {
-        for (const StatusCause& cause : compiled.status().causes()) {
+        const Status refused = compiled.status();
+        for (const StatusCause& cause : refused.causes()) {
           errs.Raw(cause.field + ": " + cause.message);
         }
       }

@@ -1037,6 +1037,47 @@ class ListTypes final {
   }
 };
 
+// The value at a field path as the causes name it ("spec.ports[0].port"), or null when absent.
+const json* AtPath(const json& root, std::string_view path) {
+  const json* at = &root;
+  while (!path.empty()) {
+    if (path.front() == '[') {
+      const std::size_t close = path.find(']');
+      if (close == std::string_view::npos || !at->is_array()) return nullptr;
+      std::size_t index = 0;
+      const auto [end, ec] = std::from_chars(path.data() + 1, path.data() + close, index);
+      if (ec != std::errc() || end != path.data() + close || index >= at->size()) return nullptr;
+      at = &(*at)[index];
+      path.remove_prefix(close + 1);
+      continue;
+    }
+    if (path.front() == '.') path.remove_prefix(1);
+    const std::size_t stop = path.find_first_of(".[");
+    const std::string key(path.substr(0, stop));
+    if (!at->is_object()) return nullptr;
+    auto it = at->find(key);
+    if (it == at->end()) return nullptr;
+    at = &*it;
+    path.remove_prefix(stop == std::string_view::npos ? path.size() : stop);
+  }
+  return at;
+}
+
+// CRD validation ratcheting (on by default since kube 1.30): on update, an error about a value
+// that the stored object holds unchanged at the same path does not block the write. A missing
+// required field is judged on its parent object.
+bool Ratcheted(const StatusCause& cause, const json& object, const json& old) {
+  std::string_view path = cause.field;
+  if (path == "<nil>") return false;
+  if (cause.reason == "FieldValueRequired") {
+    const std::size_t cut = path.find_last_of(".[");
+    path = cut == std::string_view::npos ? std::string_view() : path.substr(0, cut);
+  }
+  const json* now = AtPath(object, path);
+  const json* before = AtPath(old, path);
+  return now != nullptr && before != nullptr && *now == *before;
+}
+
 std::vector<StatusCause> Dedupe(std::vector<StatusCause> causes) {
   // field.ErrorList.ToAggregate drops repeated messages.
   std::set<std::pair<std::string, std::string>> seen;
@@ -1116,6 +1157,9 @@ std::vector<StatusCause> ValidateCustomResource(const CompiledSchema& schema, co
                                                 const json* old, bool status_subresource) {
   std::vector<StatusCause> causes =
       status_subresource ? schema.ValidateStatus(object) : schema.Validate(object);
+  if (old != nullptr) {
+    std::erase_if(causes, [&](const StatusCause& cause) { return Ratcheted(cause, object, *old); });
+  }
   if (old != nullptr && !schema.ValidateListTypes(*old).empty()) {
     // kube's ratchet: list-type errors count only when the stored object had none.
     std::vector<StatusCause> list_causes = schema.ValidateListTypes(object);

@@ -68,8 +68,10 @@ class CompiledSchema final {
 };
 
 // The schema errors of a write, as kube-apiserver's custom resource strategy finds them: for a
-// create (`old` null) or update of the main resource, Validate plus the list types (on update only
-// when `old`'s list types were valid, kube's ratchet); for the status subresource ValidateStatus.
+// create (`old` null) or update of the main resource, Validate (with the list types); for the
+// status subresource ValidateStatus. On update, kube's ratcheting: an error about a value the
+// stored `old` holds unchanged at the same path is dropped (a missing required field is judged on
+// its parent), and list-type errors count only when `old`'s list types were valid.
 std::vector<StatusCause> ValidateCustomResource(const CompiledSchema& schema,
                                                 const nlohmann::json& object,
                                                 const nlohmann::json* old, bool status_subresource);

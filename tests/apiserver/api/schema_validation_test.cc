@@ -335,6 +335,26 @@ TEST(SchemaValidationTest, ListTypesRatchetOnUpdate) {
   EXPECT_TRUE(ValidateCustomResource(*schema, dup, &dup, false).empty());
 }
 
+// On update, an error about a value the stored object holds unchanged does not block the write
+// (kube's validation ratcheting); a changed or new invalid value does.
+TEST(SchemaValidationTest, RatchetsUnchangedValuesOnUpdate) {
+  auto schema = MustCompile(json::parse(R"({"type": "object", "properties": {"spec": {
+    "type": "object", "required": ["type"], "properties": {
+      "type": {"type": "string", "enum": ["A", "B"]}, "note": {"type": "string"}}}}})"));
+  ASSERT_TRUE(schema);
+  const json old = {{"spec", {{"type", "Legacy"}}}};
+  EXPECT_TRUE(
+      ValidateCustomResource(*schema, {{"spec", {{"type", "Legacy"}}}}, &old, false).empty());
+  EXPECT_EQ(ValidateCustomResource(*schema, {{"spec", {{"type", "Other"}}}}, &old, false).size(),
+            1u);
+  EXPECT_EQ(
+      ValidateCustomResource(*schema, {{"spec", {{"type", "Legacy"}}}}, nullptr, false).size(), 1u);
+  // A missing required field is judged on its parent: unchanged parent, no error.
+  const json missing = {{"spec", {{"note", "n"}}}};
+  EXPECT_TRUE(ValidateCustomResource(*schema, missing, &missing, false).empty());
+  EXPECT_EQ(ValidateCustomResource(*schema, missing, &old, false).size(), 1u);
+}
+
 // Malformed schemas are refused with the keyword named, never a crash.
 TEST(SchemaValidationTest, RefusesMalformedSchemas) {
   struct Case {
