@@ -51,10 +51,11 @@ class ApiServer final {
   HttpResponse Handle(HttpRequest& request);
 
   // Installs CustomResourceDefinitions (JSON documents), as an addon manager would before any
-  // client is served: a missing CRD is created; an existing one whose spec, labels or annotations
-  // differ is updated to these (its other metadata and stored versions kept); an equal one is left
-  // alone. The CRDs go through the same validation as a client's, so the first refused one stops
-  // the installation with kube's message ("CustomResourceDefinition ... is invalid: ...").
+  // client is served: a missing CRD is created; an existing one whose spec differs, or that lacks
+  // or changed one of these labels or annotations, is updated to them (its other labels,
+  // annotations and metadata, and its stored versions, kept); an equal one is left alone. The CRDs
+  // go through the same validation as a client's, so the first refused one stops the installation
+  // with kube's message ("CustomResourceDefinition ... is invalid: ...").
   Status EnsureCrds(const std::vector<std::string>& crds);
 
   // Stops the background thread and the watch timer. Open watch streams are ended by the HTTP
