@@ -170,6 +170,11 @@ bool AsInt64(const json& v, std::int64_t& out) {
 
 double AsDouble(const json& v) { return v.is_number() ? v.get<double>() : 0; }
 
+// Whether converting `d` to int64 is defined (Go's conversion would not fail either way).
+bool FitsInt64(double d) {
+  return std::isfinite(d) && d >= -9.223372036854775808e18 && d < 9.223372036854775808e18;
+}
+
 // Go's %#v of a decoded JSON value (map[string]interface {}{...}, []interface {}{...}).
 std::string GoSharpV(const json& v) {
   std::int64_t i = 0;
@@ -745,7 +750,7 @@ class Validator final {
     if (s.multiple_of) {
       const double factor = *s.multiple_of;
       bool multiple = true;
-      if (is_int && InRange(json(factor), type_name, format) && factor >= 1 &&
+      if (is_int && FitsInt64(factor) && InRange(json(factor), type_name, format) && factor >= 1 &&
           std::trunc(factor) == factor) {
         const auto f = static_cast<std::int64_t>(factor);
         multiple = i % f == 0;
@@ -756,7 +761,7 @@ class Validator final {
       if (!multiple) {
         Invalid(name, data,
                 name + " in body should be a multiple of " +
-                    (is_int && std::trunc(factor) == factor
+                    (is_int && FitsInt64(factor) && std::trunc(factor) == factor
                          ? std::to_string(static_cast<std::int64_t>(factor))
                          : GoFloat(factor)));
       }
@@ -764,12 +769,12 @@ class Validator final {
     // Int data is compared (and printed) as int64 against a bound that fits the format; anything
     // else as float64.
     auto bound_text = [&](double bound) {
-      return is_int && InRange(json(bound), type_name, format)
+      return is_int && FitsInt64(bound) && InRange(json(bound), type_name, format)
                  ? std::to_string(static_cast<std::int64_t>(bound))
                  : GoFloat(bound);
     };
     auto compare = [&](double bound, bool exclusive, bool maximum) {
-      if (is_int && InRange(json(bound), type_name, format)) {
+      if (is_int && FitsInt64(bound) && InRange(json(bound), type_name, format)) {
         const auto b = static_cast<std::int64_t>(bound);
         return maximum ? (exclusive ? i >= b : i > b) : (exclusive ? i <= b : i < b);
       }
@@ -795,8 +800,7 @@ class Validator final {
     if (type_name == "integer") {
       if (!is_int) {
         // swag.FormatFloat64 ('f', shortest) parses as an int64 only when integral and in range.
-        if (!std::isfinite(d) || std::trunc(d) != d || d < -9.223372036854775808e18 ||
-            d >= 9.223372036854775808e18) {
+        if (!FitsInt64(d) || std::trunc(d) != d) {
           return false;
         }
         i = static_cast<std::int64_t>(d);
@@ -840,7 +844,7 @@ class Validator final {
         std::int64_t got = 0;
         if (AsInt64(data, got)) return got == want;
         const double d = AsDouble(data);
-        return std::isfinite(d) && static_cast<std::int64_t>(d) == want;
+        return FitsInt64(d) && static_cast<std::int64_t>(d) == want;
       }
       return AsDouble(data) == AsDouble(value);
     }
