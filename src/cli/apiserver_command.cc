@@ -1,8 +1,11 @@
 #include "cli/apiserver_command.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <ostream>
+#include <sstream>
 
 #include <pthread.h>
 #include <signal.h>
@@ -31,6 +34,36 @@ Status ApplyTransportFlags(bool insecure_http, apiserver::ServeOptions& serve) {
   return Status::Ok();
 }
 
+Result<std::vector<apiserver::CrdManifest>> ReadCrdDir(const std::string& dir) {
+  std::error_code error;
+  std::vector<std::filesystem::path> files;
+  for (std::filesystem::directory_iterator it(dir, error), end; !error && it != end;
+       it.increment(error)) {
+    const std::filesystem::path& path = it->path();
+    const std::string ext = path.extension().string();
+    const std::string name = path.filename().string();
+    if ((ext == ".yaml" || ext == ".yml" || ext == ".json") && name != "kustomization.yaml" &&
+        name != "kustomization.yml" && it->is_regular_file(error)) {
+      files.push_back(path);
+    }
+  }
+  if (error) {
+    return InvalidError("--crd-dir " + dir + ": " + error.message());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<apiserver::CrdManifest> manifests;
+  for (const std::filesystem::path& path : files) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in) {
+      return InvalidError("--crd-dir: cannot read " + path.string());
+    }
+    manifests.push_back(apiserver::CrdManifest{path.string(), text.str()});
+  }
+  return manifests;
+}
+
 int RunApiServerCommand(const ApiServerCommandOptions& options, std::ostream& out,
                         std::ostream& err) {
   // Blocked before any thread starts, so every thread inherits the mask and only sigwait below
@@ -49,6 +82,17 @@ int RunApiServerCommand(const ApiServerCommandOptions& options, std::ostream& ou
   serve.kubeconfig_path = options.write_kubeconfig;
   serve.history_events = options.history_events;
   serve.io_threads = options.io_threads;
+  if (options.mcs_crds) {
+    serve.crds = apiserver::McsCrdManifests();
+  }
+  for (const std::string& dir : options.crd_dirs) {
+    Result<std::vector<apiserver::CrdManifest>> manifests = ReadCrdDir(dir);
+    if (!manifests.ok()) {
+      err << "slicewright apiserver: " << manifests.status().ToString() << "\n";
+      return 1;
+    }
+    serve.crds.insert(serve.crds.end(), manifests->begin(), manifests->end());
+  }
   if (const Status transport = ApplyTransportFlags(options.insecure_http, serve); !transport.ok()) {
     err << "slicewright apiserver: " << transport.ToString() << "\n";
     return 1;
@@ -107,6 +151,16 @@ CommandSpec ApiServerCommand() {
       {.names = "--history-events",
        .help = "Watch history kept for resuming watches (events)",
        .target = &options->history_events},
+      {.names = "--crd-dir",
+       .help = "Install the CRD manifests (*.yaml, *.yml, *.json) of this directory at startup "
+               "(repeatable)",
+       .target = &options->crd_dirs,
+       .show_default = false},
+      {.names = "--mcs-crds",
+       .help = "Install the Multi-Cluster Services CRDs built in (deploy/mcs/crds: ServiceExport, "
+               "ServiceImport, ClusterProperty, ServiceExportRecord) at startup",
+       .target = &options->mcs_crds,
+       .show_default = false},
       {.names = "--io-threads",
        .help = "Threads serving connections (0: one per core, at least 2)",
        .target = &options->io_threads,

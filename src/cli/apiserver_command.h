@@ -5,9 +5,12 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
+#include "slicewright/base/result.h"
 #include "slicewright/base/status.h"
 
+#include "apiserver/api/embedded_crds.h"
 #include "apiserver/rest/serve.h"
 
 namespace slicewright::cli {
@@ -21,7 +24,16 @@ struct ApiServerCommandOptions {
   std::string write_kubeconfig;
   std::int64_t history_events = 100000;
   int io_threads = 0;  // 0: one per core
+  // Directories whose *.yaml, *.yml and *.json CRD manifests are installed at startup.
+  std::vector<std::string> crd_dirs;
+  // Install the Multi-Cluster Services CRDs compiled into the binary (deploy/mcs/crds).
+  bool mcs_crds = false;
 };
+
+// The CRD manifests of `dir`: its *.yaml, *.yml and *.json files in name order, except
+// kustomize's own kustomization.yaml (so `--crd-dir deploy/mcs/crds` works). kInvalid naming the
+// directory or file when one cannot be read.
+Result<std::vector<apiserver::CrdManifest>> ReadCrdDir(const std::string& dir);
 
 // The transport of `slicewright apiserver` and `slicewright dev`, as on a real cluster: HTTPS,
 // with a CA and serving certificate kept in `serve.tls_cert_dir` (default DATA_DIR/tls, reused

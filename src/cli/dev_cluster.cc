@@ -25,6 +25,9 @@ Result<std::unique_ptr<DevCluster>> DevCluster::Start(DevClusterOptions options)
   apiserver::ServeOptions serve;
   serve.listen = o.listen;
   serve.data_dir = o.data_dir;
+  // The MCS CRDs compiled in: `kubectl get serviceexports` works out of the box, and the broker
+  // holds export records.
+  serve.crds = apiserver::McsCrdManifests();
   if (const Status transport = ApplyTransportFlags(o.insecure_http, serve); !transport.ok()) {
     return failed("API server", transport);
   }

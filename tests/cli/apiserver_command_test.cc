@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -128,6 +129,27 @@ TEST(ApiServerCommandTest, RestartKeepsTheKubeconfigsCa) {
   client::RestConfig wrong_ca = *before;
   wrong_ca.server.port = (*stranger)->port();
   EXPECT_FALSE(list_namespaces(wrong_ca).ok());
+}
+
+// --crd-dir reads a directory's manifests in name order, leaving kustomize's own file out, so
+// `--crd-dir deploy/mcs/crds` installs the four CRDs; a missing directory is an error naming it.
+TEST(ReadCrdDirTest, ReadsManifestsButNotTheKustomization) {
+  Result<std::vector<apiserver::CrdManifest>> manifests =
+      ReadCrdDir(std::string(SW_SOURCE_DIR) + "/deploy/mcs/crds");
+  ASSERT_TRUE(manifests.ok()) << manifests.status().ToString();
+  std::vector<std::string> names;
+  for (const apiserver::CrdManifest& manifest : *manifests) {
+    names.push_back(std::filesystem::path(manifest.name).filename().string());
+    EXPECT_FALSE(manifest.text.empty());
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"about.k8s.io_clusterproperties.yaml",
+                                             "mcs.slicewright.io_serviceexportrecords.yaml",
+                                             "multicluster.x-k8s.io_serviceexports.yaml",
+                                             "multicluster.x-k8s.io_serviceimports.yaml"}));
+  Result<std::vector<apiserver::CrdManifest>> missing = ReadCrdDir("/nonexistent/crds");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kInvalid);
+  EXPECT_NE(missing.status().ToString().find("--crd-dir /nonexistent/crds"), std::string::npos);
 }
 
 }  // namespace

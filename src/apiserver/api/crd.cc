@@ -13,6 +13,8 @@
 #include "slicewright/labels/validation.h"
 #include "slicewright/model/time.h"
 
+#include "apiserver/api/schema_validation.h"
+
 namespace slicewright::apiserver {
 namespace {
 
@@ -104,6 +106,8 @@ class Errors final {
     errs_.push_back(std::string(path) + ": Invalid value: " + std::string(expected) +
                     ": wrong type");
   }
+  // An error already rendered as "field: body".
+  void Raw(std::string error) { errs_.push_back(std::move(error)); }
   bool empty() const { return errs_.empty(); }
   std::string Message() const {
     return errs_.size() == 1 ? errs_[0] : "[" + Join(errs_, ", ") + "]";
@@ -308,7 +312,21 @@ Result<std::vector<ResourceInfo>> Convert(const json& crd) {
     CheckDns1035(errs, p + ".name", vname);
     if (Bool(Get(v, "storage"))) ++storage_count;
     const json& schema = Get(Get(v, "schema"), "openAPIV3Schema");
-    if (!schema.is_object()) errs.Required(p + ".schema.openAPIV3Schema", "schemas are required");
+    std::shared_ptr<const CompiledSchema> structural;
+    if (!schema.is_object()) {
+      errs.Required(p + ".schema.openAPIV3Schema", "schemas are required");
+    } else {
+      Result<std::shared_ptr<const CompiledSchema>> compiled =
+          CompiledSchema::Compile(schema, p + ".schema.openAPIV3Schema");
+      if (compiled.ok()) {
+        structural = std::move(compiled).value();
+      } else {
+        const Status refused = compiled.status();
+        for (const StatusCause& cause : refused.causes()) {
+          errs.Raw(cause.field + ": " + cause.message);
+        }
+      }
+    }
     const json& subresources = Get(v, "subresources");
     const json& status = Get(subresources, "status");
     std::vector<PrinterColumn> columns =
@@ -343,6 +361,7 @@ Result<std::vector<ResourceInfo>> Convert(const json& crd) {
     r.printer_columns = std::move(columns);
     r.crd_name = name;
     if (schema.is_object()) r.schema = std::make_shared<const json>(schema);
+    r.structural = std::move(structural);
     out.push_back(std::move(r));
   }
   const std::string versions_repr =

@@ -15,6 +15,8 @@
 
 namespace slicewright::apiserver {
 
+class CompiledSchema;  // apiserver/api/schema_validation.h
+
 // A CRD's additionalPrinterColumns entry (and the built-in columns we print).
 struct PrinterColumn {
   std::string name;       // "Age"
@@ -59,6 +61,9 @@ struct ResourceInfo {
   // For custom resources: this version's spec.versions[].schema.openAPIV3Schema (shared,
   // immutable), for validation and pruning and for the OpenAPI v3 document. Null for built-ins.
   std::shared_ptr<const nlohmann::json> schema;
+  // For custom resources: `schema` compiled, for pruning, defaulting and validating their objects
+  // (apiserver/api/schema_validation.h). Null for built-ins.
+  std::shared_ptr<const CompiledSchema> structural;
   // The group whose store holds this resource's objects, when not its own: kube-apiserver keeps
   // events.k8s.io/v1 Events in the core Event store and converts at the edge
   // (api/event_conversion.h), so this is "" for them. Unset for every other resource.

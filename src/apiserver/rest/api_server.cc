@@ -27,6 +27,7 @@
 #include "apiserver/api/openapi.h"
 #include "apiserver/api/patch.h"
 #include "apiserver/api/protobuf.h"
+#include "apiserver/api/schema_validation.h"
 #include "apiserver/api/strict_json.h"
 #include "apiserver/api/table.h"
 #include "apiserver/rest/allocators.h"
@@ -411,6 +412,13 @@ struct ApiServer::Impl {
   HttpResponse HandleWatch(HttpRequest& request, const ResourceInfo& info, const RequestInfo& ri);
   HttpResponse HandleCreate(HttpRequest& request, const ResourceInfo& info, const RequestInfo& ri);
   HttpResponse HandleUpdate(HttpRequest& request, const ResourceInfo& info, const RequestInfo& ri);
+  Status EnsureCrds(const std::vector<std::string>& crds);
+  // The rest of a create or update once the body is decoded (and, for a custom resource, pruned
+  // and defaulted).
+  HttpResponse CreateDecoded(HttpRequest& request, const ResourceInfo& info, const RequestInfo& ri,
+                             bool dry_run, Json object);
+  HttpResponse UpdateDecoded(HttpRequest& request, const ResourceInfo& info, const RequestInfo& ri,
+                             bool dry_run, Json object);
   HttpResponse HandlePatch(HttpRequest& request, const ResourceInfo& info, const RequestInfo& ri);
   HttpResponse HandleDelete(HttpRequest& request, const ResourceInfo& info, const RequestInfo& ri);
   HttpResponse HandleDeleteCollection(HttpRequest& request, const ResourceInfo& info,
@@ -820,6 +828,18 @@ Status CheckTypeMeta(const ResourceInfo& info, Json& object) {
 // events.k8s.io/v1 view the stored core Event converted into `scratch`.
 const std::string& Served(const ResourceInfo& served, const std::string& stored,
                           std::string& scratch) {
+  if (!served.builtin && !served.crd_name.empty() &&
+      stored.find("\"apiVersion\":\"" + served.GroupVersion() + "\"") == std::string::npos) {
+    // A custom resource written through another version: conversion strategy None changes only
+    // apiVersion.
+    Result<Json> parsed = ParseJson(stored, "stored object");
+    if (!parsed.ok() || !parsed->is_object()) {
+      return stored;
+    }
+    (*parsed)["apiVersion"] = served.GroupVersion();
+    scratch = DumpJson(*parsed);
+    return scratch;
+  }
   if (!IsEventsV1(served)) {
     return stored;
   }
@@ -918,6 +938,9 @@ Status ApiServer::Impl::PrepareForCreate(const ResourceInfo& info, Json& object)
   FieldErrors errors;
   ValidateObjectMeta(info, object, /*is_create=*/true, errors);
   ValidateKind(info, object, nullptr, errors);
+  if (info.structural != nullptr) {
+    errors.Add(ValidateCustomResource(*info.structural, object, nullptr, false));
+  }
   const std::string shown_name = StringOr(metadata, "name", StringOr(metadata, "generateName"));
   if (IsCrdResource(info)) {
     Result<std::vector<ResourceInfo>> resources = ResourcesFromCrd(object);
@@ -981,6 +1004,9 @@ Status ApiServer::Impl::PrepareForUpdate(const ResourceInfo& info, const Json& o
   FieldErrors errors;
   ValidateObjectMeta(info, updated, /*is_create=*/false, errors);
   ValidateKind(info, updated, &old, errors);
+  if (info.structural != nullptr) {
+    errors.Add(ValidateCustomResource(*info.structural, updated, &old, status_subresource));
+  }
   if (IsTerminating(old)) {
     // No new finalizers once deletion has started.
     const Json* old_finalizers = ArrayField(old_metadata, "finalizers");
@@ -1680,6 +1706,71 @@ Result<bool> DryRun(const HttpRequest& request) {
   return dry_run;
 }
 
+// metav1's fieldValidation option of a write: what to do with unknown fields.
+enum class FieldValidation { kIgnore, kWarn, kStrict };
+
+// The request's fieldValidation ("" is kube's default, Warn). kInvalid as kube names the options
+// kind ("CreateOptions", "UpdateOptions", "PatchOptions") for any other value.
+Result<FieldValidation> FieldValidationOf(const HttpRequest& request,
+                                          std::string_view options_kind) {
+  const std::string_view value = request.Query("fieldValidation");
+  if (value.empty() || value == "Warn") return FieldValidation::kWarn;
+  if (value == "Strict") return FieldValidation::kStrict;
+  if (value == "Ignore") return FieldValidation::kIgnore;
+  const std::string body = "Unsupported value: \"" + std::string(value) +
+                           "\": supported values: \"\", \"Ignore\", \"Strict\", \"Warn\"";
+  Status status = InvalidError(std::string(options_kind) +
+                               ".meta.k8s.io \"\" is invalid: " + "fieldValidation: " + body);
+  status.WithCauses({StatusCause{"FieldValueNotSupported", body, "fieldValidation"}});
+  return status;
+}
+
+// A custom resource body as kube-apiserver's decoder leaves it: unknown fields pruned and
+// defaults applied by the version's schema. Returns the pruned fields' paths (for
+// fieldValidation); nothing for built-in kinds and non-object bodies.
+std::vector<std::string> DecodeCustomResource(const ResourceInfo& info, Json& object) {
+  if (info.structural == nullptr || !object.is_object()) {
+    return {};
+  }
+  std::vector<std::string> unknown = info.structural->Prune(object);
+  info.structural->ApplyDefaults(object);
+  return unknown;
+}
+
+// runtime.StrictDecodingError's text for the pruned fields.
+std::string StrictDecodingError(const std::vector<std::string>& unknown) {
+  std::string message = "strict decoding error: ";
+  for (std::size_t i = 0; i < unknown.size(); ++i) {
+    message += (i > 0 ? ", " : "") + std::string("unknown field \"") + unknown[i] + "\"";
+  }
+  return message;
+}
+
+// fieldValidation=Strict on create and update: 400 as the decoder's error reads
+// (`ServiceImport in version "v1beta1" cannot be handled as a ServiceImport: strict decoding
+// error: unknown field "spec.foo"`).
+Status StrictBodyError(const ResourceInfo& info, const std::vector<std::string>& unknown) {
+  return BadRequestError(info.kind + " in version \"" + info.version +
+                         "\" cannot be handled as a " + info.kind + ": " +
+                         StrictDecodingError(unknown));
+}
+
+// fieldValidation=Warn: one `Warning: 299 - "unknown field \"spec.foo\""` header per field, which
+// kubectl prints as `Warning: unknown field "spec.foo"`.
+void AddUnknownFieldWarnings(HttpResponse& response, const std::vector<std::string>& unknown) {
+  for (const std::string& field : unknown) {
+    std::string text = "unknown field \"" + field + "\"";
+    std::string quoted = "\"";
+    for (char c : text) {
+      if (c == '"' || c == '\\') {
+        quoted += '\\';
+      }
+      quoted += c;
+    }
+    response.headers.emplace_back("Warning", "299 - " + quoted + "\"");
+  }
+}
+
 std::string ListPrefix(const ResourceInfo& info, const std::string& namespace_) {
   return namespace_.empty() ? info.KeyPrefix() : info.KeyPrefix() + namespace_ + "/";
 }
@@ -2269,15 +2360,32 @@ HttpResponse ApiServer::Impl::HandleCreate(HttpRequest& request, const ResourceI
       !decoded.ok()) {
     return StatusResponse(decoded);
   }
+  Result<FieldValidation> field_validation = FieldValidationOf(request, "CreateOptions");
+  if (!field_validation.ok()) {
+    return StatusResponse(field_validation.status());
+  }
+  const std::vector<std::string> unknown = DecodeCustomResource(info, *object);
+  if (!unknown.empty() && *field_validation == FieldValidation::kStrict) {
+    return StatusResponse(StrictBodyError(info, unknown));
+  }
+  HttpResponse response = CreateDecoded(request, info, ri, *dry_run, std::move(object).value());
+  if (*field_validation == FieldValidation::kWarn) {
+    AddUnknownFieldWarnings(response, unknown);
+  }
+  return response;
+}
+
+HttpResponse ApiServer::Impl::CreateDecoded(HttpRequest& request, const ResourceInfo& info,
+                                            const RequestInfo& ri, bool dry_run, Json object) {
   // The Status names the object as kube-apiserver's does; kubectl prints that name for an
   // Invalid answer ("The deployments \"web\" is invalid").
-  const Json* metadata = Metadata(*object);
+  const Json* metadata = Metadata(object);
   std::string name = metadata == nullptr ? std::string() : StringOr(*metadata, "name");
-  if (Status converted = ToStored(info, *object); !converted.ok()) {
+  if (Status converted = ToStored(info, object); !converted.ok()) {
     return StatusResponse(converted, {std::move(name), info.group, info.resource, info.kind});
   }
   Result<StoredObject> created =
-      CreateObject(StoredAs(info), ri.namespace_, std::move(object).value(), *dry_run);
+      CreateObject(StoredAs(info), ri.namespace_, std::move(object), dry_run);
   if (!created.ok()) {
     return StatusResponse(AsServed(info, created.status()),
                           {std::move(name), info.group, info.resource, info.kind});
@@ -2303,18 +2411,34 @@ HttpResponse ApiServer::Impl::HandleUpdate(HttpRequest& request, const ResourceI
       !decoded.ok()) {
     return StatusResponse(decoded);
   }
+  Result<FieldValidation> field_validation = FieldValidationOf(request, "UpdateOptions");
+  if (!field_validation.ok()) {
+    return StatusResponse(field_validation.status());
+  }
+  const std::vector<std::string> unknown = DecodeCustomResource(info, *body);
+  if (!unknown.empty() && *field_validation == FieldValidation::kStrict) {
+    return StatusResponse(StrictBodyError(info, unknown));
+  }
+  HttpResponse response = UpdateDecoded(request, info, ri, *dry_run, std::move(body).value());
+  if (*field_validation == FieldValidation::kWarn) {
+    AddUnknownFieldWarnings(response, unknown);
+  }
+  return response;
+}
+
+HttpResponse ApiServer::Impl::UpdateDecoded(HttpRequest& request, const ResourceInfo& info,
+                                            const RequestInfo& ri, bool dry_run, Json object) {
   const bool status_subresource = ri.subresource == "status";
-  Json object = std::move(body).value();
   if (Status converted = ToStored(info, object); !converted.ok()) {
     return StatusResponse(converted, {ri.name, info.group, info.resource, info.kind});
   }
   Result<StoredObject> updated =
-      UpdateObject(StoredAs(info), ri.namespace_, ri.name, status_subresource, *dry_run,
+      UpdateObject(StoredAs(info), ri.namespace_, ri.name, status_subresource, dry_run,
                    [&object](const Json&) -> Result<Json> { return object; });
   if (!updated.ok() && updated.status().code() == StatusCode::kNotFound &&
       IsCoreResource(info, "endpoints") && !status_subresource) {
     // Endpoints allow create on update (AllowCreateOnUpdate), as controllers rely on.
-    Result<StoredObject> created = CreateObject(info, ri.namespace_, object, *dry_run);
+    Result<StoredObject> created = CreateObject(info, ri.namespace_, object, dry_run);
     if (created.ok()) {
       return ObjectResponse(request, info, 201, created->record->json);
     }
@@ -2326,6 +2450,42 @@ HttpResponse ApiServer::Impl::HandleUpdate(HttpRequest& request, const ResourceI
   }
   std::string scratch;
   return ObjectResponse(request, info, 200, Served(info, updated->record->json, scratch));
+}
+
+Status ApiServer::Impl::EnsureCrds(const std::vector<std::string>& crds) {
+  ResourcePtr crd_info = registry.Find("apiextensions.k8s.io", "v1", "customresourcedefinitions");
+  for (const std::string& text : crds) {
+    SW_ASSIGN_OR_RETURN(Json crd, ParseJson(text, "CustomResourceDefinition"));
+    if (!crd.is_object()) {
+      return BadRequestError("a CustomResourceDefinition must be a JSON object");
+    }
+    const std::string name = StringOr(crd["metadata"], "name");
+    Result<StoredObject> created = CreateObject(*crd_info, "", crd, /*dry_run=*/false);
+    if (created.ok()) {
+      continue;
+    }
+    if (created.status().code() != StatusCode::kAlreadyExists) {
+      return created.status();
+    }
+    Result<StoredObject> updated =
+        UpdateObject(*crd_info, "", name, /*status_subresource=*/false, /*dry_run=*/false,
+                     [&crd](const Json& current) -> Result<Json> {
+                       Json wanted = current;
+                       wanted["spec"] = crd["spec"];
+                       for (const char* key : {"labels", "annotations"}) {
+                         if (crd["metadata"].contains(key)) {
+                           wanted["metadata"][key] = crd["metadata"][key];
+                         } else {
+                           wanted["metadata"].erase(key);
+                         }
+                       }
+                       return wanted;
+                     });
+    if (!updated.ok()) {
+      return updated.status();
+    }
+  }
+  return Status::Ok();
 }
 
 HttpResponse ApiServer::Impl::HandlePatch(HttpRequest& request, const ResourceInfo& info,
@@ -2345,13 +2505,22 @@ HttpResponse ApiServer::Impl::HandlePatch(HttpRequest& request, const ResourceIn
                "the body of the request was in an unknown format - accepted media types include: " +
                    accepted));
   }
+  Result<FieldValidation> field_validation = FieldValidationOf(request, "PatchOptions");
+  if (!field_validation.ok()) {
+    return StatusResponse(field_validation.status());
+  }
   const bool status_subresource = ri.subresource == "status";
   const std::string api_version = info.GroupVersion();
+  std::vector<std::string> unknown;  // of the last attempt
   Result<StoredObject> patched = UpdateObject(
       StoredAs(info), ri.namespace_, ri.name, status_subresource, *dry_run,
       [&](const Json& current) -> Result<Json> {
         // The patch applies to the object as this endpoint shows it.
         Json base = IsEventsV1(info) ? CoreEventToV1(current) : current;
+        if (!info.builtin) {
+          // Custom resource versions convert with strategy None: only apiVersion changes.
+          base["apiVersion"] = api_version;
+        }
         // The client's patch may pin a resourceVersion; the stored one otherwise matches itself.
         SW_ASSIGN_OR_RETURN(Json result,
                             ApplyPatch(base, request.body, *type, api_version, info.kind));
@@ -2361,6 +2530,17 @@ HttpResponse ApiServer::Impl::HandlePatch(HttpRequest& request, const ResourceIn
         // kube-apiserver decodes the patched object into the Go struct too.
         SW_RETURN_IF_ERROR(
             DecodeStrictJson(BodyGroupVersion(info, ri), BodyKind(info, ri), result));
+        const std::string patched_json =
+            *field_validation == FieldValidation::kStrict ? DumpJson(result) : std::string();
+        unknown = DecodeCustomResource(info, result);
+        if (!unknown.empty() && *field_validation == FieldValidation::kStrict) {
+          // kube's patcher reports it against the patched object, with no kind or name.
+          const std::string body = "Invalid value: " + DumpJson(Json(patched_json)) + ": " +
+                                   StrictDecodingError(unknown);
+          Status status = InvalidError(" \"\" is invalid: patch: " + body);
+          status.WithCauses({StatusCause{"FieldValueInvalid", body, "patch"}});
+          return status;
+        }
         const Json* metadata = Metadata(result);
         const std::string rv = metadata ? StringOr(*metadata, "resourceVersion") : "";
         const std::string base_rv = StringOr(current["metadata"], "resourceVersion");
@@ -2371,12 +2551,18 @@ HttpResponse ApiServer::Impl::HandlePatch(HttpRequest& request, const ResourceIn
         SW_RETURN_IF_ERROR(ToStored(info, result));
         return result;
       });
+  HttpResponse response;
   if (!patched.ok()) {
-    return StatusResponse(AsServed(info, patched.status()),
-                          {ri.name, info.group, info.resource, info.kind});
+    response = StatusResponse(AsServed(info, patched.status()),
+                              {ri.name, info.group, info.resource, info.kind});
+  } else {
+    std::string scratch;
+    response = ObjectResponse(request, info, 200, Served(info, patched->record->json, scratch));
   }
-  std::string scratch;
-  return ObjectResponse(request, info, 200, Served(info, patched->record->json, scratch));
+  if (*field_validation == FieldValidation::kWarn) {
+    AddUnknownFieldWarnings(response, unknown);
+  }
+  return response;
 }
 
 namespace {
@@ -2614,6 +2800,14 @@ HttpResponse ApiServer::Handle(HttpRequest& request) {
   } catch (const std::exception& e) {
     // Only a bug gets here (nlohmann throws on misuse): answer 500 and keep serving.
     return StatusResponse(InternalError(std::string("internal error: ") + e.what()));
+  }
+}
+
+Status ApiServer::EnsureCrds(const std::vector<std::string>& crds) {
+  try {
+    return impl_->EnsureCrds(crds);
+  } catch (const std::exception& e) {
+    return InternalError(std::string("installing CRDs: ") + e.what());
   }
 }
 

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "slicewright/base/result.h"
 
@@ -48,6 +49,14 @@ class ApiServer final {
 
   // Answers one HTTP request. Never throws.
   HttpResponse Handle(HttpRequest& request);
+
+  // Installs CustomResourceDefinitions (JSON documents), as an addon manager would before any
+  // client is served: a missing CRD is created; an existing one whose spec differs, or that lacks
+  // or changed one of these labels or annotations, is updated to them (its other labels,
+  // annotations and metadata, and its stored versions, kept); an equal one is left alone. The CRDs
+  // go through the same validation as a client's, so the first refused one stops the installation
+  // with kube's message ("CustomResourceDefinition ... is invalid: ...").
+  Status EnsureCrds(const std::vector<std::string>& crds);
 
   // Stops the background thread and the watch timer. Open watch streams are ended by the HTTP
   // server's Stop().

@@ -914,6 +914,10 @@ void FieldErrors::AddPrefixed(std::string_view prefix, const FieldErrors& other)
   }
 }
 
+void FieldErrors::Add(const std::vector<StatusCause>& causes) {
+  errors_.insert(errors_.end(), causes.begin(), causes.end());
+}
+
 std::vector<std::string> FieldErrors::errors() const {
   std::vector<std::string> rendered;
   rendered.reserve(errors_.size());

@@ -32,6 +32,9 @@ class FieldErrors final {
   void TooLong(std::string_view field, std::size_t max_bytes);
   // `other`'s errors with `prefix` put before each field ("spec.template." + "spec.containers").
   void AddPrefixed(std::string_view prefix, const FieldErrors& other);
+  // Errors found elsewhere, already in metav1.StatusCause form (a custom resource's schema
+  // errors, apiserver/api/schema_validation.h).
+  void Add(const std::vector<StatusCause>& causes);
 
   bool empty() const { return errors_.empty(); }
   // Each error as "field: body", in the order found.

@@ -200,6 +200,12 @@ Result<std::unique_ptr<RunningApiServer>> RunningApiServer::Start(ServeOptions o
 
   auto running = std::unique_ptr<RunningApiServer>(new RunningApiServer());
   SW_ASSIGN_OR_RETURN(running->api_, ApiServer::Create(options.api, std::move(storage)));
+  for (const CrdManifest& manifest : options.crds) {
+    SW_ASSIGN_OR_RETURN(std::vector<std::string> documents, CrdDocuments(manifest));
+    if (Status installed = running->api_->EnsureCrds(documents); !installed.ok()) {
+      return installed.WithContext("installing the CRDs of " + manifest.name);
+    }
+  }
 
   HttpServerOptions http_options;
   http_options.address = address.first;

@@ -11,6 +11,7 @@
 
 #include "slicewright/base/result.h"
 
+#include "apiserver/api/embedded_crds.h"
 #include "apiserver/http/server.h"
 #include "apiserver/rest/api_server.h"
 
@@ -34,6 +35,10 @@ struct ServeOptions {
   // did 4,539-4,891 writes/s with 100 watchers where 2 did 4,892-5,173 (docs/performance.md).
   int io_threads = 0;
   std::int64_t history_events = 100000;
+  // CustomResourceDefinition manifests installed before the server listens (ApiServer::EnsureCrds):
+  // `slicewright dev` passes the MCS CRDs compiled in (apiserver/api/embedded_crds.h),
+  // `slicewright apiserver` those of --mcs-crds and --crd-dir.
+  std::vector<CrdManifest> crds;
   ApiServerOptions api;
 };
 
