@@ -16,11 +16,14 @@
 
 #include "slicewright/base/duration.h"
 #include "slicewright/base/log.h"
+#include "slicewright/client/typed_client.h"
 #include "slicewright/codec/json.h"
+#include "slicewright/model/mcs.h"
 
 #include "apiserver/rest/serve.h"
 #include "cli/command.h"
 #include "cli/dev_cluster.h"
+#include "controllers/mcs/kinds.h"
 
 namespace slicewright::cli {
 
@@ -59,6 +62,43 @@ Status WriteDevJson(const std::string& path,
   std::error_code ec;
   std::filesystem::rename(temporary, path, ec);
   if (ec) return Status(StatusCode::kInvalid, "cannot write " + path + ": " + ec.message());
+  return Status();
+}
+
+// What a ClusterSet's admin sets up before the agents start: the broker's namespace, and each
+// member's ClusterProperties naming it (id.k8s.io and cluster.clusterset.k8s.io = its name;
+// clusterset.k8s.io = the ClusterSet's). Objects that exist are left as they are.
+Status PrepareClusterSet(const std::vector<std::unique_ptr<DevCluster>>& members,
+                         DevCluster& broker) {
+  const auto ignore_exists = [](const Status& status) {
+    return status.code() == StatusCode::kAlreadyExists ? Status() : status;
+  };
+  model::Namespace broker_namespace;
+  broker_namespace.metadata.name = std::string(model::kDefaultBrokerNamespace);
+  SW_RETURN_IF_ERROR(
+      ignore_exists(client::TypedClient<model::Namespace>(broker.client(), client::NamespaceCodec())
+                        .Create(broker_namespace)
+                        .status()));
+  for (const auto& member : members) {
+    client::TypedClient<model::ClusterProperty> properties(
+        member->client(), controllers::mcs::ClusterPropertyCodec());
+    const std::pair<std::string_view, std::string> wanted[] = {
+        {model::kClusterPropertyId, member->name()},
+        {model::kClusterPropertyClusterId, member->name()},
+        {model::kClusterPropertyClusterSet, "slicewright-dev"},
+    };
+    for (const auto& [property_name, value] : wanted) {
+      model::ClusterProperty property;
+      property.metadata.name = std::string(property_name);
+      property.value = value;
+      const Status created = ignore_exists(properties.Create(property).status());
+      if (!created.ok()) {
+        return Status(created.code(),
+                      fmt::format("cluster {}: ClusterProperty {}: {}", member->name(),
+                                  property_name, created.ToString()));
+      }
+    }
+  }
   return Status();
 }
 
@@ -117,6 +157,11 @@ int RunDevCommand(const DevCommandOptions& options, std::ostream& out, std::ostr
     member.nodes = options.nodes;
     member.ready_delay = *ready_delay;
     std::tie(member.pod_cidr_v4, member.pod_cidr_v6) = PodCidrs(i);
+    if (multi_cluster) {
+      // Every member runs the MCS agent against the broker; its id is its ClusterProperty.
+      member.manager.controllers = {"*", "mcs"};
+      member.manager.mcs.cluster_id = member.name;
+    }
     Result<std::unique_ptr<DevCluster>> started = DevCluster::Start(std::move(member));
     if (!started.ok()) {
       err << "slicewright dev: " << started.status().ToString() << "\n";
@@ -142,6 +187,12 @@ int RunDevCommand(const DevCommandOptions& options, std::ostream& out, std::ostr
     if (const Status written = WriteDevJson(options.data_dir + "/dev.json", members, broker.get());
         !written.ok()) {
       err << "slicewright dev: " << written.ToString() << "\n";
+      return 1;
+    }
+  }
+  if (multi_cluster) {
+    if (const Status prepared = PrepareClusterSet(members, *broker); !prepared.ok()) {
+      err << "slicewright dev: " << prepared.ToString() << "\n";
       return 1;
     }
   }

@@ -3,7 +3,14 @@
 `slicewright dev --clusters 2` process shared by every case: DIR/dev.json and DIR/kubeconfig list
 the members and the broker (contexts cluster-1, cluster-2, broker; current cluster-1), each member
 has its own simulated nodes and pod CIDR (pod IPs unique in the ClusterSet), the broker holds no
-nodes, and SIGTERM exits 0.
+nodes; then the API-level behaviour of the mcs-api conformance suite (spec §12.2, with its
+timeouts: 20 s for an import or a condition, 5 s "consistently"): a ClusterIP export becomes a
+ClusterSetIP import in every cluster with the Service's ports, session affinity, internal traffic
+policy, traffic distribution and one IP per family (T4-T9), exports from two clusters merge ports
+and raise Conflict on both (T10, T11), the import lives as long as one export does (T1), headless
+exports (T12, T13), conflicting headlessness (T15), ExternalName and missing Services (T14, NoService),
+exported labels and annotations (T2); status.clusters, Ready, NoConflicts and endpointSliceObjects
+always set (KEP obligations); and SIGTERM exits 0.
 
 Usage: /usr/bin/python3 mcs_test.py PATH/TO/slicewright
 """
@@ -70,6 +77,157 @@ def check_topology(kubectl, data_dir):
         kubectl(context, "delete", "pod", "probe", "--wait=false")
 
 
+IMPORT_WAIT = 20  # wait_until scales it by E2E_SLOW
+CONSISTENTLY = 5
+
+
+def check_services(kubectl):
+    """Spec §12.2 T1-T15 at the API level, plus the KEP's conditions."""
+    def apply(context, obj):
+        kubectl(context, "apply", "-f", "-", stdin=json.dumps(obj))
+
+    def get(context, kind, name, ns="mcs-e2e"):
+        result = kubectl(context, "get", kind, name, "-n", ns, "-o", "json", check=False)
+        return json.loads(result.stdout) if result.returncode == 0 else None
+
+    def condition(obj, kind):
+        for c in ((obj or {}).get("status") or {}).get("conditions") or []:
+            if c["type"] == kind:
+                return c
+        return None
+
+    def service(name, ports, **spec):
+        body = {"apiVersion": "v1", "kind": "Service",
+                "metadata": {"name": name, "namespace": "mcs-e2e",
+                             "labels": {"dummy-svc": "dummy"},
+                             "annotations": {"dummy-svc": "dummy"}},
+                "spec": {"selector": {"app": name}, "ports": ports}}
+        body["spec"].update(spec)
+        return body
+
+    def export(name, **spec):
+        return {"apiVersion": "multicluster.x-k8s.io/v1beta1", "kind": "ServiceExport",
+                "metadata": {"name": name, "namespace": "mcs-e2e"}, "spec": spec}
+
+    def ports_of(obj):
+        return sorted((p.get("name", ""), p.get("protocol", "TCP"), p["port"])
+                      for p in obj["spec"]["ports"])
+
+    tcp42 = {"name": "tcp", "protocol": "TCP", "port": 42}
+    udp42 = {"name": "udp", "protocol": "UDP", "port": 42}
+    for context in CLUSTERS:
+        kubectl(context, "create", "namespace", "mcs-e2e")
+
+    # T4-T9: a ClusterIP Service exported from cluster-1.
+    apply("cluster-1", service("hello", [tcp42, udp42], sessionAffinity="ClientIP",
+                               sessionAffinityConfig={"clientIP": {"timeoutSeconds": 10}},
+                               internalTrafficPolicy="Cluster", trafficDistribution="PreferClose",
+                               ipFamilyPolicy="PreferDualStack"))
+    apply("cluster-1", export("hello", exportedLabels={"dummy-label": "true"},
+                              exportedAnnotations={"dummy-annotation": "true"}))
+    checks.check("T4: Valid=True on the ServiceExport", wait_until(IMPORT_WAIT, lambda: (
+        condition(get("cluster-1", "serviceexport", "hello"), "Valid") or {}).get("status") == "True"))
+    imported = {}
+    for context in CLUSTERS:
+        checks.check("T4: a ClusterSetIP ServiceImport in " + context, wait_until(
+            IMPORT_WAIT, lambda: (get(context, "serviceimport", "hello") or {}).get(
+                "spec", {}).get("type") == "ClusterSetIP"))
+        checks.check("C1/T8: one IP per family in " + context, wait_until(IMPORT_WAIT, lambda: len(
+            (get(context, "serviceimport", "hello") or {}).get("spec", {}).get("ips") or []) ==
+            len((get(context, "serviceimport", "hello") or {}).get("spec", {}).get(
+                "ipFamilies") or [None])))
+        imported[context] = get(context, "serviceimport", "hello")
+    one = imported["cluster-2"]
+    checks.eq("T9: ports", ports_of(one), [("tcp", "TCP", 42), ("udp", "UDP", 42)])
+    checks.eq("T5: session affinity", (one["spec"].get("sessionAffinity"),
+                                       one["spec"].get("sessionAffinityConfig")),
+              ("ClientIP", {"clientIP": {"timeoutSeconds": 10}}))
+    checks.eq("T6: internal traffic policy", one["spec"].get("internalTrafficPolicy"), "Cluster")
+    checks.eq("T7: traffic distribution", one["spec"].get("trafficDistribution"), "PreferClose")
+    families = one["spec"].get("ipFamilies") or []
+    ips = one["spec"].get("ips") or []
+    checks.check("T8: each IP of its family, in order", len(families) >= 1 and len(ips) == len(families)
+                 and all((":" in ip) == (f == "IPv6") for ip, f in zip(ips, families)), one["spec"])
+    checks.eq("T2: exported labels only", {k: v for k, v in one["metadata"].get("labels", {}).items()},
+              {"dummy-label": "true"})
+    checks.check("T2: exported annotations, not the Service's",
+                 one["metadata"]["annotations"].get("dummy-annotation") == "true" and
+                 "dummy-svc" not in one["metadata"]["annotations"], one["metadata"])
+    checks.eq("K: status.clusters", [c["cluster"] for c in one["status"].get("clusters", [])],
+              ["cluster-1"])
+    checks.eq("K: Ready=True", (condition(one, "Ready") or {}).get("status"), "True")
+    checks.check("K: endpointSliceObjects is set", one["status"].get("endpointSliceObjects") in
+                 ("Present", "Absent"), one["status"])
+    derived = get("cluster-2", "service", one["metadata"]["annotations"].get(
+        "multicluster.kubernetes.io/derived-service", "none"))
+    checks.check("derived Service owned by the import, its ClusterIPs are spec.ips",
+                 derived is not None and derived["metadata"]["ownerReferences"][0]["kind"] ==
+                 "ServiceImport" and sorted(derived["spec"]["clusterIPs"]) == sorted(ips), derived)
+    export1 = get("cluster-1", "serviceexport", "hello")
+    checks.eq("K: Conflict=False NoConflicts", ((condition(export1, "Conflict") or {}).get("status"),
+              (condition(export1, "Conflict") or {}).get("reason")), ("False", "NoConflicts"))
+    checks.eq("K: Ready=True Exported", (condition(export1, "Ready") or {}).get("reason"), "Exported")
+
+    # T10: cluster-2 exports {tcp/42, stcp/SCTP/142} 1.1 s later: the union, Conflict on both.
+    time.sleep(1.1)
+    apply("cluster-2", service("hello", [tcp42, {"name": "stcp", "protocol": "SCTP", "port": 142}]))
+    apply("cluster-2", export("hello"))
+    for context in CLUSTERS:
+        checks.check("T10: Conflict=True PortConflict on " + context + "'s ServiceExport",
+                     wait_until(IMPORT_WAIT, lambda: "PortConflict" in (condition(get(
+                         context, "serviceexport", "hello"), "Conflict") or {}).get("reason", "")))
+    checks.check("T10: the import exposes the union", wait_until(IMPORT_WAIT, lambda: ports_of(
+        get("cluster-1", "serviceimport", "hello")) == [("stcp", "SCTP", 142), ("tcp", "TCP", 42),
+                                                        ("udp", "UDP", 42)]),
+                 get("cluster-1", "serviceimport", "hello"))
+    checks.check("K: status.clusters lists both", wait_until(IMPORT_WAIT, lambda: [
+        c["cluster"] for c in get("cluster-2", "serviceimport", "hello")["status"].get(
+            "clusters", [])] == CLUSTERS))
+
+    # T1: the import lives while one export does.
+    kubectl("cluster-1", "delete", "serviceexport", "hello", "-n", "mcs-e2e")
+    checks.check("T1: unexported from cluster-1: the import stays (5 s)", not wait_until(
+        CONSISTENTLY, lambda: get("cluster-1", "serviceimport", "hello") is None, interval=0.1))
+    checks.check("T1: the import follows cluster-2 alone", wait_until(IMPORT_WAIT, lambda: ports_of(
+        get("cluster-1", "serviceimport", "hello")) == [("stcp", "SCTP", 142), ("tcp", "TCP", 42)]))
+    kubectl("cluster-2", "delete", "serviceexport", "hello", "-n", "mcs-e2e")
+    for context in CLUSTERS:
+        checks.check("T1/T4: unexported everywhere: gone from " + context, wait_until(
+            IMPORT_WAIT, lambda: get(context, "serviceimport", "hello") is None))
+
+    # T12, T13: a headless export.
+    apply("cluster-1", service("headless", [tcp42], clusterIP="None"))
+    apply("cluster-1", export("headless"))
+    checks.check("T12: a Headless import", wait_until(IMPORT_WAIT, lambda: (get(
+        "cluster-2", "serviceimport", "headless") or {}).get("spec", {}).get("type") == "Headless"))
+    checks.check("T13: no IPs for 5 s", not wait_until(CONSISTENTLY, lambda: bool((get(
+        "cluster-2", "serviceimport", "headless") or {}).get("spec", {}).get("ips")), interval=1))
+    # T15: cluster-2 exports it with a ClusterIP; the oldest (headless) wins, Conflict on both.
+    time.sleep(1.1)
+    apply("cluster-2", service("headless", [tcp42]))
+    apply("cluster-2", export("headless"))
+    for context in CLUSTERS:
+        checks.check("T15: TypeConflict on " + context, wait_until(IMPORT_WAIT, lambda: "TypeConflict" in (
+            condition(get(context, "serviceexport", "headless"), "Conflict") or {}).get("reason", "")))
+    checks.eq("T15: the oldest export's type", get("cluster-2", "serviceimport", "headless")["spec"]["type"],
+              "Headless")
+
+    # T14 and NoService: not exported, no import.
+    apply("cluster-1", {"apiVersion": "v1", "kind": "Service",
+                        "metadata": {"name": "external", "namespace": "mcs-e2e"},
+                        "spec": {"type": "ExternalName", "externalName": "example.com"}})
+    apply("cluster-1", export("external"))
+    apply("cluster-1", export("missing"))
+    checks.check("T14: Valid=False InvalidServiceType", wait_until(IMPORT_WAIT, lambda: (condition(
+        get("cluster-1", "serviceexport", "external"), "Valid") or {}).get("reason") ==
+        "InvalidServiceType"))
+    checks.check("K: Valid=False NoService", wait_until(IMPORT_WAIT, lambda: (condition(
+        get("cluster-1", "serviceexport", "missing"), "Valid") or {}).get("reason") == "NoService"))
+    checks.check("T14: no import for 5 s", not wait_until(CONSISTENTLY, lambda: any(
+        get(c, "serviceimport", n) is not None for c in CLUSTERS for n in ("external", "missing")),
+        interval=0.5))
+
+
 def main():
     binary = e2e_server.binary_from_argv()
     e2e_server.install_sigterm_exit()
@@ -112,6 +270,7 @@ def main():
             kubectl(c, "get", "namespaces", check=False).returncode == 0
             for c in CLUSTERS + ["broker"])))
         checks.run("topology", lambda: check_topology(kubectl, data_dir))
+        checks.run("services", lambda: check_services(kubectl))
 
         process.send_signal(signal.SIGTERM)
         try:

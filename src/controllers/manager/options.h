@@ -9,6 +9,7 @@
 
 #include "controllers/endpoints/options.h"
 #include "controllers/endpointslice/options.h"
+#include "controllers/mcs/options.h"
 #include "controllers/mirroring/options.h"
 
 namespace slicewright::controllers {
@@ -23,6 +24,7 @@ struct ManagerOptions {
   endpointslice::Options endpointslice;
   endpoints::Options endpoints;
   mirroring::Options mirroring;
+  mcs::Options mcs;
 
   bool leader_elect = true;                            // --leader-elect
   std::string leader_elect_namespace = "kube-system";  // --leader-elect-resource-namespace

@@ -7,6 +7,7 @@
 
 #include "controllers/endpoints/controller.h"
 #include "controllers/endpointslice/controller.h"
+#include "controllers/mcs/agent.h"
 #include "controllers/mirroring/controller.h"
 #include "controllers/multinetwork/multinetwork.h"
 
@@ -161,11 +162,71 @@ ControllerDescriptor MirroringController() {
   return d;
 }
 
+// The Multi-Cluster Services agent: needs a broker, so "*" leaves it out.
+ControllerDescriptor McsAgent() {
+  ControllerDescriptor d;
+  d.name = "mcs";
+  d.component = std::string(mcs::kComponent);
+  d.enabled_by_default = false;
+  d.flags = [](ManagerOptions& o) -> std::vector<FlagSpec> {
+    mcs::Options& m = o.mcs;
+    return {
+        {.names = "--cluster-id",
+         .help = "mcs: this cluster's id when it has no ClusterProperty id.k8s.io or "
+                 "cluster.clusterset.k8s.io (an RFC 1123 subdomain)",
+         .target = &m.cluster_id},
+        {.names = "--broker-kubeconfig",
+         .help = "mcs: kubeconfig of the broker API server (else $KUBECONFIG, ~/.kube/config, "
+                 "in-cluster)",
+         .target = &m.broker_kubeconfig},
+        {.names = "--broker-context",
+         .help = "mcs: the broker kubeconfig's context",
+         .target = &m.broker_context},
+        {.names = "--broker-namespace",
+         .help = "mcs: the broker namespace holding the ClusterSet's export records",
+         .target = &m.broker_namespace},
+        {.names = "--mcs-endpointslice-sync",
+         .help = "mcs: which imports get MCS EndpointSlices: all, headless or annotated "
+                 "(a ServiceExport's mcs.slicewright.io/endpointslice-sync overrides)",
+         .target = &m.endpointslice_sync},
+        {.names = "--mcs-concurrent-syncs",
+         .help = "mcs: services synced at once by each side of the agent (1-50)",
+         .target = &m.concurrent_syncs},
+    };
+  };
+  d.remotes = [](const ManagerOptions& o) {
+    return std::vector<RemoteClusterConfig>{
+        {.name = "broker", .kubeconfig = o.mcs.broker_kubeconfig, .context = o.mcs.broker_context}};
+  };
+  d.create = [](const ControllerContext& c) -> Result<RunningController> {
+    const ClusterAccess& broker = c.remotes.at("broker");
+    mcs::Deps deps;
+    deps.client = c.local.client;
+    deps.informers = c.local.informers;
+    deps.broker = broker.client;
+    deps.broker_informers = broker.informers;
+    deps.events = c.events;
+    deps.metrics = c.metrics;
+    SW_ASSIGN_OR_RETURN(auto created, mcs::Agent::Create(c.options.mcs, deps));
+    return Hold(std::move(created));
+  };
+  // In its own cluster; what it may do in the broker is the broker's Role (deploy/mcs).
+  d.rbac = {{{"multicluster.x-k8s.io"}, {"serviceexports"}, kRead},
+            {{"multicluster.x-k8s.io"}, {"serviceexports/status"}, {"update"}},
+            {{"multicluster.x-k8s.io"}, {"serviceimports"}, kReadWrite},
+            {{"multicluster.x-k8s.io"}, {"serviceimports/status"}, {"update"}},
+            {{""}, {"services"}, kReadWrite},
+            {{""}, {"namespaces"}, kRead},
+            {{"about.k8s.io"}, {"clusterproperties"}, {"get", "list"}}};
+  return d;
+}
+
 }  // namespace
 
 const ControllerTable& BuiltinControllers() {
   static const ControllerTable table = {EndpointsController(), EndpointSliceController(),
-                                        MirroringController(), MultinetworkController()};
+                                        MirroringController(), McsAgent(),
+                                        MultinetworkController()};
   return table;
 }
 

@@ -1,0 +1,472 @@
+#include "controllers/mcs/agent.h"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "slicewright/base/log.h"
+#include "slicewright/mcs/conditions.h"
+#include "slicewright/mcs/export.h"
+#include "slicewright/mcs/identity.h"
+
+#include "controllers/mcs/kinds.h"
+
+namespace slicewright::controllers::mcs {
+namespace {
+
+using ::slicewright::mcs::Aggregate;
+using ::slicewright::mcs::Aggregation;
+
+// The index of the broker's records by the service they export: "namespace/name".
+constexpr std::string_view kRecordsByService = "service";
+
+std::pair<std::string, std::string> SplitKey(const std::string& key) {
+  const std::size_t slash = key.find('/');
+  if (slash == std::string::npos) return {"", key};
+  return {key.substr(0, slash), key.substr(slash + 1)};
+}
+
+model::Time WallNow() {
+  return model::Time{std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count()};
+}
+
+bool IsNotFound(const Status& status) { return status.code() == StatusCode::kNotFound; }
+
+// Sets `condition` (stamped with the object's generation) into `conditions`.
+void Apply(std::vector<model::Condition>& conditions, model::Condition condition,
+           std::int64_t generation, model::Time now) {
+  condition.observed_generation = generation;
+  ::slicewright::mcs::SetCondition(conditions, std::move(condition), now);
+}
+
+// The derived Service's addresses in the import's family order, one per family (spec §6).
+std::vector<std::string> ClusterSetIps(const model::Service& derived,
+                                       const std::vector<std::string>& families) {
+  std::vector<std::string> ips;
+  const std::vector<std::string>& source =
+      derived.spec.cluster_ips.empty() && !derived.spec.cluster_ip.empty()
+          ? std::vector<std::string>{derived.spec.cluster_ip}
+          : derived.spec.cluster_ips;
+  for (const std::string& family : families) {
+    const bool v6 = family == model::kIPFamilyIPv6;
+    for (const std::string& ip : source) {
+      if ((ip.find(':') != std::string::npos) == v6) {
+        ips.push_back(ip);
+        break;
+      }
+    }
+  }
+  return ips;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Agent>> Agent::Create(Options options, Deps deps) {
+  if (deps.client == nullptr || deps.informers == nullptr || deps.broker == nullptr ||
+      deps.broker_informers == nullptr) {
+    return Status(StatusCode::kInvalid,
+                  "mcs agent: clients and informers of this cluster and "
+                  "the broker are required");
+  }
+  SW_RETURN_IF_ERROR(CheckFlagRange("--mcs-concurrent-syncs", options.concurrent_syncs, 1, 50));
+  if (options.broker_namespace.empty()) {
+    return Status(StatusCode::kInvalid, "--broker-namespace must not be empty");
+  }
+  ::slicewright::mcs::ImportingCluster here;
+  SW_ASSIGN_OR_RETURN(here.policy,
+                      ::slicewright::mcs::ParseEndpointSliceSyncPolicy(options.endpointslice_sync));
+  // This cluster's id: its ClusterProperties first (a cluster without the CRD has none).
+  client::TypedClient<model::ClusterProperty> properties(*deps.client, ClusterPropertyCodec());
+  std::vector<model::ClusterProperty> listed;
+  if (Result<codec::ListPage<model::ClusterProperty>> page = properties.ListAll("", {});
+      page.ok()) {
+    listed = std::move(page->items);
+  } else if (!IsNotFound(page.status())) {
+    return Status(page.status().code(),
+                  "mcs agent: reading ClusterProperties: " + page.status().ToString());
+  }
+  SW_ASSIGN_OR_RETURN(here.cluster_id,
+                      ::slicewright::mcs::ResolveClusterId(listed, options.cluster_id));
+
+  runtime::WorkQueueOptions export_queue;
+  export_queue.name = "mcs_export";
+  export_queue.metrics = deps.metrics;
+  SW_ASSIGN_OR_RETURN(std::unique_ptr<SyncLoop> exports_loop,
+                      SyncLoop::Create(std::move(export_queue)));
+  runtime::WorkQueueOptions import_queue;
+  import_queue.name = "mcs_import";
+  import_queue.metrics = deps.metrics;
+  SW_ASSIGN_OR_RETURN(std::unique_ptr<SyncLoop> imports_loop,
+                      SyncLoop::Create(std::move(import_queue)));
+  std::unique_ptr<Agent> agent(new Agent(std::move(options), deps, std::move(here),
+                                         std::move(exports_loop), std::move(imports_loop)));
+  agent->RegisterHandlers();
+  SW_LOG(kInfo, "mcs agent: cluster id {}, broker namespace {}, EndpointSlice policy {}",
+         agent->here_.cluster_id, agent->options_.broker_namespace,
+         agent->options_.endpointslice_sync);
+  return agent;
+}
+
+Agent::Agent(Options options, Deps deps, ::slicewright::mcs::ImportingCluster here,
+             std::unique_ptr<SyncLoop> exports_loop, std::unique_ptr<SyncLoop> imports_loop)
+    : options_(std::move(options)),
+      deps_(deps),
+      here_(std::move(here)),
+      exports_(deps.informers->For(ServiceExportKind())),
+      imports_(deps.informers->For(ServiceImportKind())),
+      services_(deps.informers->Services()),
+      namespaces_(deps.informers->Namespaces()),
+      records_(deps.broker_informers->For(
+          ServiceExportRecordKind(),
+          {.namespace_ = options_.broker_namespace, .label_selector = {}, .field_selector = {}})),
+      export_client_(*deps.client, ServiceExportCodec()),
+      import_client_(*deps.client, ServiceImportCodec()),
+      service_client_(*deps.client, client::ServiceCodec()),
+      record_client_(*deps.broker, ServiceExportRecordCodec()),
+      exports_loop_(std::move(exports_loop)),
+      imports_loop_(std::move(imports_loop)) {}
+
+Agent::~Agent() { Stop(); }
+
+void Agent::RegisterHandlers() {
+  const auto both = [this](const std::string& key) {
+    exports_loop_->Enqueue(key, Clock::Duration::zero());
+    imports_loop_->Enqueue(key, Clock::Duration::zero());
+  };
+  records_.AddIndex(std::string(kRecordsByService), [](const model::ServiceExportRecord& record) {
+    return std::vector<std::string>{record.spec.namespace_ + "/" + record.spec.name};
+  });
+  // A record of any cluster changes this cluster's import and its exports' Conflict condition.
+  cache::EventHandler<model::ServiceExportRecord> records;
+  records.on_add = [both](const auto& record, bool) {
+    both(record->spec.namespace_ + "/" + record->spec.name);
+  };
+  records.on_update = [both](const auto& old_record, const auto& record) {
+    both(old_record->spec.namespace_ + "/" + old_record->spec.name);
+    both(record->spec.namespace_ + "/" + record->spec.name);
+  };
+  records.on_delete = [both](const auto& record, bool) {
+    both(record->spec.namespace_ + "/" + record->spec.name);
+  };
+  records_.AddEventHandler(std::move(records));
+
+  const auto enqueue_export = [this](const std::string& key) {
+    exports_loop_->Enqueue(key, Clock::Duration::zero());
+  };
+  cache::EventHandler<model::ServiceExport> exports;
+  exports.on_add = [enqueue_export](const auto& e, bool) { enqueue_export(cache::KeyOf(*e)); };
+  exports.on_update = [enqueue_export](const auto&, const auto& e) {
+    enqueue_export(cache::KeyOf(*e));
+  };
+  exports.on_delete = [enqueue_export](const auto& e, bool) { enqueue_export(cache::KeyOf(*e)); };
+  exports_.AddEventHandler(std::move(exports));
+
+  // An exported Service's changes reach its record; a derived Service's reach its import.
+  cache::EventHandler<model::Service> services;
+  const auto service_changed = [this, enqueue_export](const model::Service& service) {
+    const std::string key = cache::KeyOf(service);
+    if (exports_.store().Get(service.metadata.namespace_, service.metadata.name) != nullptr) {
+      enqueue_export(key);
+    }
+    for (const model::OwnerReference& owner : service.metadata.owner_references) {
+      if (owner.kind == model::kKindServiceImport) {
+        imports_loop_->Enqueue(service.metadata.namespace_ + "/" + owner.name,
+                               Clock::Duration::zero());
+      }
+    }
+  };
+  services.on_add = [service_changed](const auto& s, bool) { service_changed(*s); };
+  services.on_update = [service_changed](const auto&, const auto& s) { service_changed(*s); };
+  services.on_delete = [service_changed](const auto& s, bool) { service_changed(*s); };
+  services_.AddEventHandler(std::move(services));
+
+  // An import changed by someone else is put back; one deleted is written again.
+  cache::EventHandler<model::ServiceImport> imports;
+  imports.on_update = [this](const auto&, const auto& i) {
+    imports_loop_->Enqueue(cache::KeyOf(*i), Clock::Duration::zero());
+  };
+  imports.on_delete = [this](const auto& i, bool) {
+    imports_loop_->Enqueue(cache::KeyOf(*i), Clock::Duration::zero());
+  };
+  imports_.AddEventHandler(std::move(imports));
+
+  // A namespace that appears gets the imports of its services (spec §4 I1).
+  cache::EventHandler<model::Namespace> namespaces;
+  namespaces.on_add = [this](const auto& ns, bool in_initial_list) {
+    if (in_initial_list) return;
+    for (const auto& record : records_.store().List()) {
+      if (record->spec.namespace_ == ns->metadata.name) {
+        imports_loop_->Enqueue(record->spec.namespace_ + "/" + record->spec.name,
+                               Clock::Duration::zero());
+      }
+    }
+  };
+  namespaces_.AddEventHandler(std::move(namespaces));
+}
+
+void Agent::Start() {
+  runtime::ControllerOptions export_options;
+  export_options.name = "mcs-export";
+  export_options.workers = options_.concurrent_syncs;
+  export_options.max_retries = options_.max_retries;
+  export_options.metrics = deps_.metrics;
+  exports_loop_->Start(std::move(export_options),
+                       [this](const std::string& key) { return SyncExport(key); });
+  runtime::ControllerOptions import_options = export_options;
+  import_options.name = "mcs-import";
+  imports_loop_->Start(std::move(import_options),
+                       [this](const std::string& key) { return SyncImport(key); });
+  // Every key there is something about: exports here, records of ours left from a run that missed
+  // their export's deletion, every service in the broker, imports that may be orphans.
+  for (const auto& e : exports_.store().List()) {
+    exports_loop_->Enqueue(cache::KeyOf(*e), Clock::Duration::zero());
+  }
+  for (const auto& record : records_.store().List()) {
+    const std::string key = record->spec.namespace_ + "/" + record->spec.name;
+    if (record->spec.cluster == here_.cluster_id) {
+      exports_loop_->Enqueue(key, Clock::Duration::zero());
+    }
+    imports_loop_->Enqueue(key, Clock::Duration::zero());
+  }
+  for (const auto& i : imports_.store().List()) {
+    imports_loop_->Enqueue(cache::KeyOf(*i), Clock::Duration::zero());
+  }
+}
+
+void Agent::Stop() {
+  exports_loop_->Stop();
+  imports_loop_->Stop();
+}
+
+std::vector<model::ServiceExportRecord> Agent::RecordsFor(const std::string& key) const {
+  std::vector<model::ServiceExportRecord> valid;
+  records_.store().ForEachByIndex(kRecordsByService, key, [&](const auto& record) {
+    if (record->metadata.deletion_timestamp) return;
+    const Status checked = ::slicewright::mcs::ValidateExportRecord(*record);
+    if (!checked.ok()) {
+      // A malformed record (another cluster's bug, or a hand edit) is left out, not fatal.
+      SW_LOG(kWarning, "mcs agent: broker record {}/{} ignored: {}", record->metadata.namespace_,
+             record->metadata.name, checked.ToString());
+      return;
+    }
+    valid.push_back(*record);
+  });
+  return valid;
+}
+
+// ---- Export side ----
+
+Status Agent::SyncExport(const std::string& key) {
+  const auto [ns, name] = SplitKey(key);
+  const std::string record_name = ::slicewright::mcs::ExportRecordName(ns, name, here_.cluster_id);
+  const auto existing = records_.store().Get(options_.broker_namespace, record_name);
+  const auto service_export = exports_.store().Get(ns, name);
+  if (service_export == nullptr || service_export->metadata.deletion_timestamp) {
+    // Unexported (spec §3 E2): withdraw our record; the importers delete what it gave them.
+    if (existing != nullptr) {
+      const Status deleted = record_client_.Delete(options_.broker_namespace, record_name);
+      if (!deleted.ok() && !IsNotFound(deleted)) return deleted;
+      SW_LOG(kInfo, "mcs agent: {} unexported: deleted broker record {}", key, record_name);
+    }
+    return Status();
+  }
+  const auto service = services_.store().Get(ns, name);
+  ::slicewright::mcs::ExportValidation validation = ::slicewright::mcs::ValidateExport(
+      *service_export, service.get(), here_.cluster_id, options_.broker_namespace);
+  if (deps_.events != nullptr) {
+    for (const std::string& warning : validation.warnings) {
+      model::ObjectReference ref;
+      ref.kind = std::string(model::kKindServiceExport);
+      ref.api_version = std::string(model::kMcsApiVersion);
+      ref.namespace_ = ns;
+      ref.name = name;
+      ref.uid = service_export->metadata.uid;
+      deps_.events->Event(ref, runtime::EventType::kWarning, "InvalidServiceExport", warning);
+    }
+  }
+
+  // Publish (or withdraw) the record.
+  Status publish;
+  if (validation.record.has_value()) {
+    model::ServiceExportRecord& record = *validation.record;
+    if (existing == nullptr) {
+      publish = record_client_.Create(record).status();
+    } else if (existing->spec != record.spec ||
+               existing->metadata.labels != record.metadata.labels) {
+      record.metadata.resource_version = existing->metadata.resource_version;
+      publish = record_client_.Update(record).status();
+    }
+    if (!publish.ok()) {
+      SW_LOG(kWarning, "mcs agent: {}: publishing to the broker: {}", key, publish.ToString());
+    }
+  } else if (existing != nullptr) {
+    const Status deleted = record_client_.Delete(options_.broker_namespace, record_name);
+    if (!deleted.ok() && !IsNotFound(deleted)) return deleted;
+  }
+
+  // Conditions: Valid, Ready, and Conflict as the records (ours as just written) aggregate.
+  const std::int64_t generation = service_export->metadata.generation;
+  const model::Time now = WallNow();
+  model::ServiceExport updated = *service_export;
+  std::vector<model::Condition>& conditions = updated.status.conditions;
+  Apply(conditions, validation.valid, generation, now);
+  if (validation.record.has_value()) {
+    Apply(conditions, ::slicewright::mcs::ExportReadyCondition(publish), generation, now);
+    std::vector<model::ServiceExportRecord> records = RecordsFor(key);
+    std::erase_if(records, [this](const auto& r) { return r.spec.cluster == here_.cluster_id; });
+    if (publish.ok()) records.push_back(*validation.record);
+    if (const std::optional<Aggregation> aggregation = Aggregate(records, here_)) {
+      for (const auto& conflict : aggregation->conflicts) {
+        if (conflict.cluster == here_.cluster_id) {
+          Apply(conditions, conflict.condition, generation, now);
+        }
+      }
+    }
+  } else if (validation.ready_failure.has_value()) {
+    Apply(conditions, *validation.ready_failure, generation, now);
+  } else {
+    Apply(conditions,
+          ::slicewright::mcs::ExportReadyCondition(
+              Status(StatusCode::kInvalid, "not exported: " + validation.valid.message)),
+          generation, now);
+  }
+  if (updated.status != service_export->status) {
+    Result<model::ServiceExport> written = export_client_.UpdateStatus(updated);
+    if (!written.ok()) return written.status();  // a conflict retries on the next cache state
+  }
+  return publish;
+}
+
+// ---- Import side ----
+
+Status Agent::EnsureDerivedService(const model::ServiceImport& service_import) {
+  const std::string& ns = service_import.metadata.namespace_;
+  const std::string derived_name =
+      ::slicewright::mcs::DerivedServiceName(ns, service_import.metadata.name);
+  model::Service desired;
+  desired.metadata.name = derived_name;
+  desired.metadata.namespace_ = ns;
+  desired.metadata.labels[std::string(model::kLabelMcsServiceName)] = service_import.metadata.name;
+  desired.metadata.owner_references.push_back(
+      {std::string(model::kMcsApiVersion), std::string(model::kKindServiceImport),
+       service_import.metadata.name, service_import.metadata.uid, std::nullopt, std::nullopt});
+  desired.spec.type = "ClusterIP";
+  desired.spec.ip_families = service_import.spec.ip_families;
+  desired.spec.ip_family_policy =
+      service_import.spec.ip_families.size() > 1 ? "RequireDualStack" : "SingleStack";
+  desired.spec.session_affinity = service_import.spec.session_affinity;
+  desired.spec.session_affinity_config = service_import.spec.session_affinity_config;
+  for (const model::McsServicePort& port : service_import.spec.ports) {
+    model::ServicePort& out = desired.spec.ports.emplace_back();
+    out.name = port.name;
+    out.protocol = port.protocol;
+    out.port = port.port;
+    out.target_port = model::IntOrString::FromInt(port.port);
+    out.app_protocol = port.app_protocol;
+  }
+  const auto current = services_.store().Get(ns, derived_name);
+  if (current == nullptr) return service_client_.Create(desired).status();
+  // Kept up to date with the import (the reference controller never updates it): ports,
+  // affinity. A change of families needs a new Service (they are immutable past dual-stack
+  // upgrades), so it is deleted and created again on the next sync.
+  if (current->spec.ip_families != desired.spec.ip_families) {
+    return service_client_.Delete(ns, derived_name);
+  }
+  if (current->spec.ports == desired.spec.ports &&
+      current->spec.session_affinity == desired.spec.session_affinity &&
+      current->spec.session_affinity_config == desired.spec.session_affinity_config &&
+      current->metadata.owner_references == desired.metadata.owner_references) {
+    return Status();
+  }
+  model::Service updated = *current;
+  updated.spec.ports = desired.spec.ports;
+  updated.spec.session_affinity = desired.spec.session_affinity;
+  updated.spec.session_affinity_config = desired.spec.session_affinity_config;
+  updated.metadata.owner_references = desired.metadata.owner_references;
+  updated.metadata.labels[std::string(model::kLabelMcsServiceName)] = service_import.metadata.name;
+  return service_client_.Update(updated).status();
+}
+
+Status Agent::SyncImport(const std::string& key) {
+  const auto [ns, name] = SplitKey(key);
+  const std::vector<model::ServiceExportRecord> records = RecordsFor(key);
+  const std::optional<Aggregation> aggregation = Aggregate(records, here_);
+  const auto current = imports_.store().Get(ns, name);
+  const std::string derived_name = ::slicewright::mcs::DerivedServiceName(ns, name);
+  if (!aggregation.has_value()) {
+    // The last export is gone (spec §4 I3): the import and its derived Service go.
+    if (current != nullptr) {
+      const Status deleted = import_client_.Delete(ns, name);
+      if (!deleted.ok() && !IsNotFound(deleted)) return deleted;
+      SW_LOG(kInfo, "mcs agent: {} no longer exported anywhere: ServiceImport deleted", key);
+    }
+    if (services_.store().Get(ns, derived_name) != nullptr) {
+      const Status deleted = service_client_.Delete(ns, derived_name);
+      if (!deleted.ok() && !IsNotFound(deleted)) return deleted;
+    }
+    return Status();
+  }
+  // Only where the namespace exists (spec §4 I1); creating namespaces is not ours to do.
+  if (namespaces_.store().Get("", ns) == nullptr) return Status();
+
+  const bool cluster_set_ip = aggregation->spec.type == model::kServiceImportClusterSetIP;
+  model::ServiceImport desired;
+  desired.metadata.namespace_ = ns;
+  desired.metadata.name = name;
+  desired.metadata.labels = aggregation->labels;
+  desired.metadata.annotations = aggregation->annotations;
+  desired.spec = aggregation->spec;
+  if (cluster_set_ip) {
+    desired.metadata.annotations[std::string(model::kAnnotationDerivedService)] = derived_name;
+    if (const auto derived = services_.store().Get(ns, derived_name)) {
+      desired.spec.ips = ClusterSetIps(*derived, desired.spec.ip_families);
+    }
+  }
+
+  model::ServiceImport written;
+  if (current == nullptr) {
+    SW_ASSIGN_OR_RETURN(written, import_client_.Create(desired));
+    SW_LOG(kInfo, "mcs agent: ServiceImport {} created ({}, from {})", key, desired.spec.type,
+           fmt::join(aggregation->clusters, ", "));
+  } else if (current->spec != desired.spec || current->metadata.labels != desired.metadata.labels ||
+             current->metadata.annotations != desired.metadata.annotations) {
+    written = *current;
+    written.spec = desired.spec;
+    written.metadata.labels = desired.metadata.labels;
+    written.metadata.annotations = desired.metadata.annotations;
+    SW_ASSIGN_OR_RETURN(written, import_client_.Update(written));
+  } else {
+    written = *current;
+  }
+
+  if (cluster_set_ip) {
+    SW_RETURN_IF_ERROR(EnsureDerivedService(written));
+  } else if (services_.store().Get(ns, derived_name) != nullptr) {
+    // Headless imports have no derived Service and no IPs (spec §6 C4).
+    const Status deleted = service_client_.Delete(ns, derived_name);
+    if (!deleted.ok() && !IsNotFound(deleted)) return deleted;
+  }
+
+  // Status: clusters, Ready and endpointSliceObjects. This agent does not yet maintain MCS
+  // EndpointSlices, so the field says Absent whatever the policy wants: consumers fall back to
+  // spec.ips instead of waiting for slices that will not come.
+  model::ServiceImport status_update = written;
+  status_update.status.clusters = aggregation->clusters;
+  Apply(status_update.status.conditions, aggregation->ready, written.metadata.generation,
+        WallNow());
+  status_update.status.endpoint_slice_objects =
+      ::slicewright::mcs::DecideEndpointSliceObjects(/*wanted=*/false, /*synced=*/false,
+                                                     written.status.endpoint_slice_objects)
+          .write;
+  if (status_update.status != written.status) {
+    SW_RETURN_IF_ERROR(import_client_.UpdateStatus(status_update).status());
+  }
+  return Status();
+}
+
+}  // namespace slicewright::controllers::mcs

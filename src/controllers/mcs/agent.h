@@ -1,0 +1,85 @@
+// The MCS agent (issue #23): one per member cluster, a controller of the manager's table. Its
+// export side publishes each valid local ServiceExport as a ServiceExportRecord in the broker and
+// keeps the ServiceExport's Valid, Ready and Conflict conditions; its import side turns the
+// broker's records into this cluster's ServiceImports (spec, status.clusters, Ready,
+// endpointSliceObjects) and the derived ClusterIP Service whose IPs become spec.ips. Both sides
+// have the controller shape: read caches, guard, decide with the pure mcs/ functions, write,
+// record. Thread-safe.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "slicewright/base/clock.h"
+#include "slicewright/base/result.h"
+#include "slicewright/cache/informer_factory.h"
+#include "slicewright/client/rest_client.h"
+#include "slicewright/client/typed_client.h"
+#include "slicewright/mcs/aggregate.h"
+#include "slicewright/model/mcs.h"
+#include "slicewright/runtime/events.h"
+#include "slicewright/runtime/metrics.h"
+
+#include "controllers/common/sync_loop.h"
+#include "controllers/mcs/options.h"
+
+namespace slicewright::controllers::mcs {
+
+struct Deps {
+  client::RestClient* client = nullptr;                // this cluster; required
+  cache::InformerFactory* informers = nullptr;         // this cluster's; required, not yet started
+  client::RestClient* broker = nullptr;                // required
+  cache::InformerFactory* broker_informers = nullptr;  // required, not yet started
+  runtime::EventRecorder* events = nullptr;            // optional
+  runtime::Registry* metrics = nullptr;                // optional
+};
+
+// The Events' source component.
+inline constexpr std::string_view kComponent = "mcs-agent";
+
+class Agent final {
+ public:
+  // Validates the options and resolves this cluster's id (ClusterProperty id.k8s.io, else
+  // cluster.clusterset.k8s.io, else --cluster-id): kInvalid naming the source when it is not an
+  // RFC 1123 subdomain of at most 127 characters.
+  static Result<std::unique_ptr<Agent>> Create(Options options, Deps deps);
+  ~Agent();
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  // Once the caches synced: runs the workers and queues every known key.
+  void Start();
+  void Stop();
+
+  const std::string& cluster_id() const { return here_.cluster_id; }
+
+  // One sync of each side, for tests and the workers: `key` is "namespace/name".
+  Status SyncExport(const std::string& key);
+  Status SyncImport(const std::string& key);
+
+ private:
+  Agent(Options options, Deps deps, ::slicewright::mcs::ImportingCluster here,
+        std::unique_ptr<SyncLoop> exports_loop, std::unique_ptr<SyncLoop> imports_loop);
+  void RegisterHandlers();
+  // The valid records of "namespace/name" in the broker cache (invalid ones are logged).
+  std::vector<model::ServiceExportRecord> RecordsFor(const std::string& key) const;
+  Status EnsureDerivedService(const model::ServiceImport& service_import);
+
+  const Options options_;
+  const Deps deps_;
+  const ::slicewright::mcs::ImportingCluster here_;
+  cache::Informer<model::ServiceExport>& exports_;
+  cache::Informer<model::ServiceImport>& imports_;
+  cache::Informer<model::Service>& services_;
+  cache::Informer<model::Namespace>& namespaces_;
+  cache::Informer<model::ServiceExportRecord>& records_;
+  client::TypedClient<model::ServiceExport> export_client_;
+  client::TypedClient<model::ServiceImport> import_client_;
+  client::TypedClient<model::Service> service_client_;
+  client::TypedClient<model::ServiceExportRecord> record_client_;
+  std::unique_ptr<SyncLoop> exports_loop_;
+  std::unique_ptr<SyncLoop> imports_loop_;
+};
+
+}  // namespace slicewright::controllers::mcs

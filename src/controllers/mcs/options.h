@@ -1,0 +1,21 @@
+// The MCS agent's settings, named after its flags (--cluster-id, --broker-*, --mcs-*).
+#pragma once
+
+#include <string>
+
+#include "slicewright/model/mcs.h"
+
+namespace slicewright::controllers::mcs {
+
+struct Options {
+  // Used when the cluster has neither ClusterProperty id.k8s.io nor cluster.clusterset.k8s.io.
+  std::string cluster_id;         // --cluster-id
+  std::string broker_kubeconfig;  // --broker-kubeconfig
+  std::string broker_context;     // --broker-context
+  std::string broker_namespace = std::string(model::kDefaultBrokerNamespace);  // --broker-namespace
+  std::string endpointslice_sync = "all";  // --mcs-endpointslice-sync all|headless|annotated
+  int concurrent_syncs = 5;                // --mcs-concurrent-syncs
+  int max_retries = 15;
+};
+
+}  // namespace slicewright::controllers::mcs
