@@ -2553,8 +2553,14 @@ HttpResponse ApiServer::Impl::HandlePatch(HttpRequest& request, const ResourceIn
       });
   HttpResponse response;
   if (!patched.ok()) {
+    // kube's strict-decoding refusal of a patched object names no kind or name (kubectl prints
+    // "The request is invalid: patch: ...").
+    const bool strict_refusal = patched.status().code() == StatusCode::kInvalid &&
+                                patched.status().message().starts_with(" \"\" is invalid: patch:");
     response = StatusResponse(AsServed(info, patched.status()),
-                              {ri.name, info.group, info.resource, info.kind});
+                              strict_refusal
+                                  ? StatusDetails{}
+                                  : StatusDetails{ri.name, info.group, info.resource, info.kind});
   } else {
     std::string scratch;
     response = ObjectResponse(request, info, 200, Served(info, patched->record->json, scratch));
