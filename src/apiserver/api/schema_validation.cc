@@ -1,4 +1,6 @@
-// Structural-schema pruning, defaulting and validation; see schema_validation.h. The validator
+// Structural-schema pruning, defaulting and validation; see schema_validation.h. Upstream:
+// k8s.io/apiextensions-apiserver pkg/apiserver/schema/{pruning,defaulting,listtype} and
+// pkg/apiserver/validation over kube-openapi's validator (read, not copied). The validator
 // follows kube-openapi's (pkg/validation/validate: the validators of one schema run in its order,
 // type, string, format, number, slice, enum, object) and its messages (pkg/validation/errors), and
 // apiextensions-apiserver's conversion of them to field errors (kubeOpenAPIResultToFieldErrors):

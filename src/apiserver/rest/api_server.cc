@@ -829,11 +829,12 @@ Status CheckTypeMeta(const ResourceInfo& info, Json& object) {
 const std::string& Served(const ResourceInfo& served, const std::string& stored,
                           std::string& scratch) {
   if (!served.builtin && !served.crd_name.empty() &&
-      stored.find("\"apiVersion\":\"" + served.GroupVersion() + "\"") == std::string::npos) {
+      !std::string_view(stored).starts_with("{\"apiVersion\":\"" + served.GroupVersion() + "\"")) {
     // A custom resource written through another version: conversion strategy None changes only
-    // apiVersion.
+    // apiVersion. (Stored JSON has its keys sorted, so apiVersion normally comes first.)
     Result<Json> parsed = ParseJson(stored, "stored object");
-    if (!parsed.ok() || !parsed->is_object()) {
+    if (!parsed.ok() || !parsed->is_object() ||
+        StringOr(*parsed, "apiVersion") == served.GroupVersion()) {
       return stored;
     }
     (*parsed)["apiVersion"] = served.GroupVersion();
