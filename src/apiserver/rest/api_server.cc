@@ -2306,6 +2306,20 @@ HttpResponse ApiServer::Impl::HandleWatch(HttpRequest& request, const ResourceIn
       return parsed.ok() ? DumpJson(CoreEventToV1(*parsed)) : json;
     };
   }
+  const std::vector<ResourcePtr> all = registry.All();
+  ResourcePtr custom =
+      info.builtin ? nullptr : registry.Find(info.group, info.version, info.resource);
+  if (custom != nullptr && !info.crd_name.empty() &&
+      std::count_if(all.begin(), all.end(),
+                    [&](const ResourcePtr& r) { return r->crd_name == info.crd_name; }) > 1) {
+    // A custom resource served in several versions: objects written through another one are
+    // shown in this one (conversion strategy None). Only then does a watch lose shared lines.
+    options.encoder = [held = std::move(custom)](const std::string& json) {
+      std::string scratch;
+      const std::string& shown = Served(*held, json, scratch);
+      return &shown == &scratch ? scratch : json;
+    };
+  }
   if (WantsTable(request)) {
     Result<IncludeObject> include = ParseIncludeObject(request.Query("includeObject"));
     if (!include.ok()) {
