@@ -829,11 +829,12 @@ Status CheckTypeMeta(const ResourceInfo& info, Json& object) {
 const std::string& Served(const ResourceInfo& served, const std::string& stored,
                           std::string& scratch) {
   if (!served.builtin && !served.crd_name.empty() &&
-      stored.find("\"apiVersion\":\"" + served.GroupVersion() + "\"") == std::string::npos) {
+      !std::string_view(stored).starts_with("{\"apiVersion\":\"" + served.GroupVersion() + "\"")) {
     // A custom resource written through another version: conversion strategy None changes only
-    // apiVersion.
+    // apiVersion. (Stored JSON has its keys sorted, so apiVersion normally comes first.)
     Result<Json> parsed = ParseJson(stored, "stored object");
-    if (!parsed.ok() || !parsed->is_object()) {
+    if (!parsed.ok() || !parsed->is_object() ||
+        StringOr(*parsed, "apiVersion") == served.GroupVersion()) {
       return stored;
     }
     (*parsed)["apiVersion"] = served.GroupVersion();
@@ -2305,6 +2306,20 @@ HttpResponse ApiServer::Impl::HandleWatch(HttpRequest& request, const ResourceIn
       return parsed.ok() ? DumpJson(CoreEventToV1(*parsed)) : json;
     };
   }
+  const std::vector<ResourcePtr> all = registry.All();
+  ResourcePtr custom =
+      info.builtin ? nullptr : registry.Find(info.group, info.version, info.resource);
+  if (custom != nullptr && !info.crd_name.empty() &&
+      std::count_if(all.begin(), all.end(),
+                    [&](const ResourcePtr& r) { return r->crd_name == info.crd_name; }) > 1) {
+    // A custom resource served in several versions: objects written through another one are
+    // shown in this one (conversion strategy None). Only then does a watch lose shared lines.
+    options.encoder = [held = std::move(custom)](const std::string& json) {
+      std::string scratch;
+      const std::string& shown = Served(*held, json, scratch);
+      return &shown == &scratch ? scratch : json;
+    };
+  }
   if (WantsTable(request)) {
     Result<IncludeObject> include = ParseIncludeObject(request.Query("includeObject"));
     if (!include.ok()) {
@@ -2553,8 +2568,14 @@ HttpResponse ApiServer::Impl::HandlePatch(HttpRequest& request, const ResourceIn
       });
   HttpResponse response;
   if (!patched.ok()) {
+    // kube's strict-decoding refusal of a patched object names no kind or name (kubectl prints
+    // "The request is invalid: patch: ...").
+    const bool strict_refusal = patched.status().code() == StatusCode::kInvalid &&
+                                patched.status().message().starts_with(" \"\" is invalid: patch:");
     response = StatusResponse(AsServed(info, patched.status()),
-                              {ri.name, info.group, info.resource, info.kind});
+                              strict_refusal
+                                  ? StatusDetails{}
+                                  : StatusDetails{ri.name, info.group, info.resource, info.kind});
   } else {
     std::string scratch;
     response = ObjectResponse(request, info, 200, Served(info, patched->record->json, scratch));
