@@ -4,11 +4,11 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -596,12 +596,8 @@ class DesiredSet {
       }
       if (indexed_) {
         const std::string& address = endpoint.addresses[0];
-        const auto found = by_address_.find(address);
-        if (found == by_address_.end()) {
-          return kNotFound;
-        }
         // Identity order puts the endpoints of one address list next to each other.
-        for (std::uint32_t position = found->second;
+        for (std::uint32_t position = FindAddress(address);
              position < size_ && at(position).addresses.size() == 1 &&
              at(position).addresses[0] == address;
              ++position) {
@@ -630,17 +626,54 @@ class DesiredSet {
     return kNotFound;
   }
 
-  // Maps the address of every one-address desired endpoint to its first position. Views into the
-  // desired endpoints: lookups happen while matching stored slices, before any endpoint is taken.
+  // Indexes the first position of each address among one-address desired endpoints (which
+  // identity order keeps next to each other): open addressing in a table of at least twice as
+  // many slots, probed linearly from the address's hash. A std::unordered_map cost a heap node
+  // per endpoint and a chase to it per lookup, a third of a foreign-order resync.
   void IndexAddresses() {
     indexed_ = true;
-    by_address_.reserve(size_);
+    std::size_t slots = 16;
+    while (slots < 2 * size_) {
+      slots *= 2;
+    }
+    by_address_.assign(slots, AddressSlot{});
     for (std::uint32_t position = 0; position < size_; ++position) {
       const Endpoint& desired = at(position);
-      if (desired.addresses.size() == 1) {
-        by_address_.try_emplace(desired.addresses[0], position);
+      if (desired.addresses.size() != 1 ||
+          (position > 0 && at(position - 1).addresses.size() == 1 &&
+           at(position - 1).addresses[0] == desired.addresses[0])) {
+        continue;
+      }
+      const std::size_t hash = std::hash<std::string_view>{}(desired.addresses[0]);
+      std::size_t slot = hash & (slots - 1);
+      while (by_address_[slot].position != kNotFound) {
+        slot = (slot + 1) & (slots - 1);
+      }
+      by_address_[slot] = AddressSlot{position, Tag(hash)};
+    }
+  }
+
+  // The position IndexAddresses gave `address`, or kNotFound. The tag spares reading the
+  // endpoint of a slot that holds another address.
+  std::uint32_t FindAddress(std::string_view address) const {
+    const std::size_t hash = std::hash<std::string_view>{}(address);
+    const std::size_t mask = by_address_.size() - 1;
+    for (std::size_t slot = hash & mask; by_address_[slot].position != kNotFound;
+         slot = (slot + 1) & mask) {
+      const AddressSlot& entry = by_address_[slot];
+      if (entry.tag == Tag(hash) && at(entry.position).addresses[0] == address) {
+        return entry.position;
       }
     }
+    return kNotFound;
+  }
+
+  struct AddressSlot {
+    std::uint32_t position = kNotFound;  // kNotFound: a free slot
+    std::uint32_t tag = 0;               // the hash's high bits
+  };
+  static std::uint32_t Tag(std::size_t hash) {
+    return static_cast<std::uint32_t>(static_cast<std::uint64_t>(hash) >> 32U);
   }
 
   std::uint32_t Index(std::uint32_t position) const {
@@ -670,7 +703,7 @@ class DesiredSet {
   std::size_t contested_ = 0;
   std::size_t misses_ = 0;  // one-address lookups the hint missed, until indexed_
   bool indexed_ = false;
-  std::unordered_map<std::string_view, std::uint32_t> by_address_;
+  std::vector<AddressSlot> by_address_;  // see IndexAddresses
   bool permuted_ = false;
   bool promise_broken_ = false;
 };
