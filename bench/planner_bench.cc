@@ -191,23 +191,19 @@ struct Fixture {
   }
 };
 
-// The PlanOptions the EndpointSlice controller and `slicewright plan` pass for a Service whose
-// slices are in place: the topology cache's snapshot of the Nodes, and the stored slices'
-// fingerprints as the slice informer keeps them. Not movable (options points into it).
+// The PlanOptions the EndpointSlice controller and `slicewright plan` pass for a Service without
+// kept state: the topology cache's snapshot of the Nodes (kube-controller-manager always runs
+// the cache), and no fingerprints (the controller takes those only of kept Services' slices). Not
+// movable (options points into it).
 struct ControllerPlanOptions {
   reconcile::TopologyInput topology;
-  std::vector<reconcile::SliceFingerprints> fingerprints;
   reconcile::PlanOptions options;
 
-  ControllerPlanOptions(const Fixture& fixture, const std::vector<model::EndpointSlice>& slices) {
+  explicit ControllerPlanOptions(const Fixture& fixture) {
     reconcile::TopologyCache cache;
     cache.SetNodes(fixture.nodes);
     topology = cache.Snapshot(model::NamespacedName(fixture.service.metadata));
-    for (const model::EndpointSlice& slice : slices) {
-      fingerprints.push_back(reconcile::FingerprintSlice(slice));
-    }
     options.topology = &topology;
-    options.existing_fingerprints = &fingerprints;
   }
   ControllerPlanOptions(const ControllerPlanOptions&) = delete;
   ControllerPlanOptions& operator=(const ControllerPlanOptions&) = delete;
@@ -317,7 +313,7 @@ void BM_OnePodReadinessFlip(benchmark::State& state) {
   Fixture fixture("web", Size(state), false);
   const std::vector<model::EndpointSlice> slices =
       Stored(reconcile::PlanSlices(fixture.Desired(), {}, reconcile::PlanOptions()));
-  const ControllerPlanOptions controller(fixture, slices);
+  const ControllerPlanOptions controller(fixture);
   std::size_t next = 0;
   const std::int64_t before = fakes::AllocationCount();
   for (auto _ : state) {
@@ -491,7 +487,7 @@ void BM_ResyncUnchanged(benchmark::State& state) {
     fixtures.push_back(std::make_unique<Fixture>("svc-" + std::to_string(s), 15, false));
     slices.push_back(
         Stored(reconcile::PlanSlices(fixtures.back()->Desired(), {}, reconcile::PlanOptions())));
-    controller.push_back(std::make_unique<ControllerPlanOptions>(*fixtures.back(), slices.back()));
+    controller.push_back(std::make_unique<ControllerPlanOptions>(*fixtures.back()));
   }
   const std::int64_t before = fakes::AllocationCount();
   for (auto _ : state) {
@@ -527,7 +523,7 @@ void BM_ResyncUnchangedForeignOrder(benchmark::State& state) {
   for (std::size_t i = 0; i < endpoints.size(); ++i) {
     slices[i % slices.size()].endpoints.push_back(std::move(endpoints[i]));
   }
-  const ControllerPlanOptions controller(fixture, slices);
+  const ControllerPlanOptions controller(fixture);
   const std::int64_t before = fakes::AllocationCount();
   for (auto _ : state) {
     const reconcile::Plan plan =

@@ -17,7 +17,6 @@
 #include "slicewright/labels/selector.h"
 #include "slicewright/model/compact_pod.h"
 #include "slicewright/model/well_known.h"
-#include "slicewright/reconcile/fingerprint.h"
 #include "slicewright/reconcile/planner.h"
 #include "slicewright/reconcile/pod_source.h"
 #include "slicewright/reconcile/render.h"
@@ -42,19 +41,16 @@ Result<std::string> ReadInput(const std::string& path, std::istream& in) {
 }
 
 // The parsed cluster state, kept and indexed the way the controller's informers and listers keep
-// it, so that `--repeat` times the controller's own resync path: pods as the Pod cache's
-// CompactPods, and each slice with the fingerprints the slice informer takes when it observes it.
+// it (pods as the Pod cache's CompactPods), so that `--repeat` times the controller's own sync of
+// a Service without kept state.
 struct ClusterState {
   codec::ObjectSet objects;
   std::unordered_map<std::string, const model::Node*> nodes;
   model::PodInterners interners;
   std::vector<model::CompactPod> pods;  // objects.pods, compacted, in input order
   std::unordered_map<std::string, std::vector<const model::CompactPod*>> pods_by_namespace;
-  // "namespace/service-name" -> that Service's slices managed by the controller, in input order,
-  // and FingerprintSlice of each, in the same order.
+  // "namespace/service-name" -> that Service's slices managed by the controller, in input order.
   std::unordered_map<std::string, std::vector<model::EndpointSlice>> slices_by_service;
-  std::unordered_map<std::string, std::vector<reconcile::SliceFingerprints>>
-      fingerprints_by_service;
   std::vector<const model::Service*> services;  // with a selector, not ExternalName, sorted
 };
 
@@ -77,14 +73,6 @@ void IndexState(ClusterState& state, std::string_view controller_name) {
     }
     state.slices_by_service[model::NamespacedName(slice.metadata.namespace_, service->second)]
         .push_back(slice);
-  }
-  for (const auto& [service, slices] : state.slices_by_service) {
-    std::vector<reconcile::SliceFingerprints>& fingerprints =
-        state.fingerprints_by_service[service];
-    fingerprints.reserve(slices.size());
-    for (const model::EndpointSlice& slice : slices) {
-      fingerprints.push_back(reconcile::FingerprintSlice(slice));
-    }
   }
   for (const model::Service& service : state.objects.services) {
     if (!service.spec.selector || service.spec.type == "ExternalName") continue;
@@ -141,9 +129,6 @@ std::vector<ServicePlan> PlanAll(const ClusterState& state, const PlanCommandOpt
     plan_options.topology = &topology_input;
     auto slices_it = state.slices_by_service.find(key);
     const auto& slices = slices_it == state.slices_by_service.end() ? kNoSlices : slices_it->second;
-    if (slices_it != state.slices_by_service.end()) {
-      plan_options.existing_fingerprints = &state.fingerprints_by_service.at(key);
-    }
     plans.push_back(
         ServicePlan{key, reconcile::PlanSlices(std::move(desired), slices, plan_options)});
   }
