@@ -728,7 +728,10 @@ class Planner {
       : desired_(desired),
         options_(options),
         movable_groups_(movable_groups),
-        max_(static_cast<std::size_t>(std::max(1, options.max_endpoints_per_slice))) {}
+        max_(static_cast<std::size_t>(std::max(1, options.max_endpoints_per_slice))),
+        trigger_time_text_(desired.trigger_time.IsZero()
+                               ? std::string()
+                               : model::FormatRfc3339Nano(desired.trigger_time)) {}
 
   Plan Run(std::span<const EndpointSlice> existing);
 
@@ -755,6 +758,8 @@ class Planner {
   const PlanOptions& options_;
   std::vector<EndpointGroup>* movable_groups_;
   const std::size_t max_;
+  // The trigger-time annotation's value, formatted once for every slice written.
+  const std::string trigger_time_text_;
   std::vector<std::string> populated_address_types_;
   std::span<const EndpointSlice> existing_;
 };
@@ -833,7 +838,7 @@ void Planner::PrepareWrite(EndpointSlice& slice) const {
   if (desired_.trigger_time.IsZero()) {
     slice.metadata.annotations.erase(trigger_key);
   } else {
-    slice.metadata.annotations[trigger_key] = model::FormatRfc3339Nano(desired_.trigger_time);
+    slice.metadata.annotations[trigger_key] = trigger_time_text_;
   }
 }
 
