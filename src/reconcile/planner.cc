@@ -443,6 +443,8 @@ class DesiredSet {
 
   std::size_t size() const { return size_; }
   std::size_t remaining() const { return remaining_; }
+  // Where the next lookup looks first: the position after the previous match.
+  std::uint32_t hint() const { return hint_; }
   const Endpoint& at(std::uint32_t position) const { return Input(Index(position)); }
 
   // The position of `endpoint`'s identity if it is desired and not yet claimed; kNotFound else.
@@ -497,6 +499,28 @@ class DesiredSet {
     kept.Add(static_cast<std::uint32_t>(start), count);
     remaining_ -= count;
     hint_ = start + count;
+    return count;
+  }
+
+  // Claims, from the position after the previous match on, the run of unclaimed positions whose
+  // endpoints equal `stored`'s one for one in identity and every compared field, and appends
+  // them to `kept`: what Claim does for each, its bookkeeping done once per run. Returns how many
+  // it claimed.
+  std::size_t ClaimRunOfEqual(std::span<const Endpoint> stored, PositionRuns& kept) {
+    const std::size_t start = hint_;
+    std::size_t count = 0;
+    while (count < stored.size() && start + count < size_ && consumed_[start + count] == 0) {
+      const Endpoint& endpoint = at(static_cast<std::uint32_t>(start + count));
+      if (!IdentityEqual(endpoint, stored[count]) ||
+          !MatchedEndpointEqualBeyondIdentity(endpoint, stored[count])) {
+        break;
+      }
+      ++count;
+    }
+    std::memset(consumed_.data() + start, 1, count);
+    kept.Add(static_cast<std::uint32_t>(start), count);
+    remaining_ -= count;
+    hint_ = static_cast<std::uint32_t>(start + count);
     return count;
   }
 
@@ -1058,6 +1082,7 @@ void Planner::PlanGroup(const EndpointGroup& group, EndpointGroup* movable,
                 stored_fingerprints->endpoints.key(k));
     }
 #endif
+    bool try_run = true;
     for (std::size_t j = matched_verified ? stored_count : 0; j < stored_count; ++j) {
       if (stored_fingerprints != nullptr) {
         const std::size_t run = desired.ClaimRunByFingerprint(stored_fingerprints->endpoints, j,
@@ -1075,9 +1100,18 @@ void Planner::PlanGroup(const EndpointGroup& group, EndpointGroup* movable,
         if (j == stored_count) {
           break;
         }
+      } else if (try_run) {
+        j += desired.ClaimRunOfEqual(std::span(stored->endpoints).subspan(j), kept);
+        if (j == stored_count) {
+          break;
+        }
       }
       const Endpoint& endpoint = stored->endpoints[j];
+      const std::uint32_t hint = desired.hint();
       const std::uint32_t position = desired.Claim(endpoint);
+      // A run is tried again once an endpoint is found where the run would have looked: in
+      // slices another controller wrote nearly none is, and each try compares once more.
+      try_run = position == hint;
       if (position == kNotFound) {
         continue;
       }
