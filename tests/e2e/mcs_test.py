@@ -275,6 +275,48 @@ def check_services(kubectl):
         interval=0.5))
 
 
+def check_bad_input(kubectl, binary, kubeconfig, process):
+    """Malformed broker records are left out, not fatal; a bad cluster id stops the agent at once."""
+    record = {"apiVersion": "mcs.slicewright.io/v1alpha1", "kind": "ServiceExportRecord",
+              "metadata": {"name": "bogus.mcs-e2e.cluster-9", "namespace": "slicewright-mcs",
+                           "labels": {"multicluster.kubernetes.io/source-cluster": "cluster-9",
+                                      "multicluster.kubernetes.io/service-name": "bogus"}},
+              "spec": {"cluster": "cluster-1", "namespace": "mcs-e2e", "name": "bogus",
+                       "exportCreationTimestamp": "2026-01-01T00:00:00Z", "type": "ClusterSetIP",
+                       "ports": [{"name": "a", "port": 80}, {"name": "a", "port": 81}]}}
+    kubectl("broker", "apply", "-f", "-", stdin=json.dumps(record))
+    checks.check("bad record: no import from it (5 s)", not wait_until(CONSISTENTLY, lambda: any(
+        kubectl(c, "get", "serviceimport", "bogus", "-n", "mcs-e2e", check=False).returncode == 0
+        for c in CLUSTERS), interval=0.5))
+    kubectl("cluster-2", "apply", "-f", "-", stdin=json.dumps(
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "after", "namespace": "mcs-e2e"},
+         "spec": {"ports": [{"port": 80}], "selector": {"app": "after"}}}))
+    kubectl("cluster-2", "apply", "-f", "-", stdin=json.dumps(
+        {"apiVersion": "multicluster.x-k8s.io/v1beta1", "kind": "ServiceExport",
+         "metadata": {"name": "after", "namespace": "mcs-e2e"}}))
+    checks.check("bad record: the agents still work (a later export is imported)", wait_until(
+        IMPORT_WAIT, lambda: kubectl("cluster-1", "get", "serviceimport", "after", "-n", "mcs-e2e",
+                                     check=False).returncode == 0))
+    checks.check("bad record: dev still running", process.poll() is None)
+
+    result = subprocess.run(
+        [binary, "controller-manager", "--kubeconfig", kubeconfig, "--context", "cluster-1",
+         "--controllers", "mcs", "--cluster-id", "Not_A_Subdomain", "--broker-kubeconfig",
+         kubeconfig, "--broker-context", "broker", "--port", "-1"],
+        capture_output=True, text=True, timeout=30)
+    checks.check("an invalid --cluster-id: exit 1 naming the flag",
+                 result.returncode == 1 and "--cluster-id" in result.stderr,
+                 result.returncode, result.stderr[-2000:])
+    result = subprocess.run(
+        [binary, "controller-manager", "--kubeconfig", kubeconfig, "--context", "cluster-1",
+         "--controllers", "mcs", "--mcs-endpointslice-sync", "sometimes", "--broker-kubeconfig",
+         kubeconfig, "--broker-context", "broker", "--port", "-1"],
+        capture_output=True, text=True, timeout=30)
+    checks.check("an unknown --mcs-endpointslice-sync: exit 1 naming the flag",
+                 result.returncode == 1 and "--mcs-endpointslice-sync" in result.stderr,
+                 result.returncode, result.stderr[-2000:])
+
+
 def main():
     binary = e2e_server.binary_from_argv()
     e2e_server.install_sigterm_exit()
@@ -318,6 +360,7 @@ def main():
             for c in CLUSTERS + ["broker"])))
         checks.run("topology", lambda: check_topology(kubectl, data_dir))
         checks.run("services", lambda: check_services(kubectl))
+        checks.run("bad input", lambda: check_bad_input(kubectl, binary, kubeconfig, process))
 
         process.send_signal(signal.SIGTERM)
         try:

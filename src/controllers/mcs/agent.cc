@@ -24,6 +24,10 @@ namespace {
 using ::slicewright::mcs::Aggregate;
 using ::slicewright::mcs::Aggregation;
 
+// On a broker record: its cluster has written the service's broker slices at least once.
+constexpr std::string_view kAnnotationSlicesPublished =
+    "mcs.slicewright.io/endpointslices-published";
+
 // The index of the broker's records by the service they export: "namespace/name".
 constexpr std::string_view kRecordsByService = "service";
 // This cluster's slices by kubernetes.io/service-name ("namespace/name": what an export
@@ -100,6 +104,22 @@ std::vector<std::string> ClusterSetIps(const model::Service& derived,
 
 }  // namespace
 
+Status ValidateOptions(const Options& options) {
+  SW_RETURN_IF_ERROR(CheckFlagRange("--mcs-concurrent-syncs", options.concurrent_syncs, 1, 50));
+  if (options.broker_namespace.empty()) {
+    return Status(StatusCode::kInvalid, "--broker-namespace must not be empty");
+  }
+  SW_RETURN_IF_ERROR(
+      ::slicewright::mcs::ParseEndpointSliceSyncPolicy(options.endpointslice_sync).status());
+  if (!options.cluster_id.empty()) {
+    if (const Status valid = ::slicewright::mcs::ValidateClusterId(options.cluster_id);
+        !valid.ok()) {
+      return Status(StatusCode::kInvalid, "--cluster-id: " + valid.ToString());
+    }
+  }
+  return Status();
+}
+
 Result<std::unique_ptr<Agent>> Agent::Create(Options options, Deps deps) {
   if (deps.client == nullptr || deps.informers == nullptr || deps.broker == nullptr ||
       deps.broker_informers == nullptr) {
@@ -107,10 +127,7 @@ Result<std::unique_ptr<Agent>> Agent::Create(Options options, Deps deps) {
                   "mcs agent: clients and informers of this cluster and "
                   "the broker are required");
   }
-  SW_RETURN_IF_ERROR(CheckFlagRange("--mcs-concurrent-syncs", options.concurrent_syncs, 1, 50));
-  if (options.broker_namespace.empty()) {
-    return Status(StatusCode::kInvalid, "--broker-namespace must not be empty");
-  }
+  SW_RETURN_IF_ERROR(ValidateOptions(options));
   ::slicewright::mcs::ImportingCluster here;
   SW_ASSIGN_OR_RETURN(here.policy,
                       ::slicewright::mcs::ParseEndpointSliceSyncPolicy(options.endpointslice_sync));
@@ -400,6 +417,7 @@ Status Agent::SyncExport(const std::string& key) {
     } else if (existing->spec != record.spec ||
                existing->metadata.labels != record.metadata.labels) {
       record.metadata.resource_version = existing->metadata.resource_version;
+      record.metadata.annotations = existing->metadata.annotations;
       written = record_client_.Update(record);
     } else {
       written = *existing;
@@ -447,7 +465,16 @@ Status Agent::SyncExport(const std::string& key) {
     if (!written.ok()) return written.status();  // a conflict retries on the next cache state
   }
   SW_RETURN_IF_ERROR(publish);
-  if (published.has_value()) return SyncBrokerSlices(*published);
+  if (!published.has_value()) return Status();
+  SW_RETURN_IF_ERROR(SyncBrokerSlices(*published));
+  // Importers count this cluster's slices as written once the record says so (spec §8.4:
+  // Present only after every source cluster's slices exist). Said once, on the first success.
+  if (!published->metadata.annotations.contains(kAnnotationSlicesPublished)) {
+    model::ServiceExportRecord marked = *published;
+    marked.metadata.annotations[std::string(kAnnotationSlicesPublished)] = "true";
+    return record_client_.Update(marked).status();
+  }
+  return Status();
   return Status();
 }
 
@@ -606,6 +633,12 @@ Status Agent::SyncImport(const std::string& key) {
   if (aggregation->endpoint_slices) {
     slices_synced = SyncImportedSlices(written, aggregation->clusters,
                                        cluster_set_ip ? derived_name : std::string());
+    for (const model::ServiceExportRecord& record : records) {
+      if (slices_synced.ok() && !record.metadata.annotations.contains(kAnnotationSlicesPublished)) {
+        slices_synced = Status(StatusCode::kUnavailable,
+                               record.spec.cluster + " has not published its slices yet");
+      }
+    }
   }
   const ::slicewright::mcs::EndpointSliceObjectsDecision decision =
       ::slicewright::mcs::DecideEndpointSliceObjects(

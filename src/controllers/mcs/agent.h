@@ -40,6 +40,10 @@ struct Deps {
 // The Events' source component.
 inline constexpr std::string_view kComponent = "mcs-agent";
 
+// The flags' own checks (no API call): --mcs-endpointslice-sync, --mcs-concurrent-syncs,
+// --broker-namespace, and --cluster-id when given. kInvalid naming the flag.
+Status ValidateOptions(const Options& options);
+
 class Agent final {
  public:
   // Validates the options and resolves this cluster's id (ClusterProperty id.k8s.io, else
