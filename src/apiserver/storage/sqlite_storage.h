@@ -109,7 +109,7 @@ class SqliteStorage final : public Storage {
   // A batch commits at the latest once it holds this many writes.
   static constexpr std::size_t kMaxBatchWrites = 256;
 
-  // Runs in Create(), before the storage is shared.
+  // Runs in Open(), before the storage is shared.
   Status Load(internal::SqliteDb& db, const SqliteStorageOptions& options);
   Result<std::int64_t> Write(WriteKind kind, std::string_view key,
                              std::int64_t expected_mod_revision, const Render& render);
@@ -140,7 +140,7 @@ class SqliteStorage final : public Storage {
   // Serializes writers. A writer reads objects_ and history_ without state_mu_: it is the only
   // thread that mutates them.
   Mutex write_mu_;
-  std::unique_ptr<internal::SqliteDb> db_ SW_PT_GUARDED_BY(write_mu_);  // set by Create()
+  std::unique_ptr<internal::SqliteDb> db_ SW_PT_GUARDED_BY(write_mu_);  // set by Open()
   // The open batch, in revision order, its keys, the revision it compacts the history to (0:
   // none), and how many writers hold write_mu_ or wait for it to stage.
   std::vector<PendingWrite*> batch_ SW_GUARDED_BY(write_mu_);
