@@ -384,8 +384,10 @@ std::vector<ClusterLiveness::Change> ClusterLiveness::JudgeLocked(Clock::TimePoi
       tracked.live = false;
       changes.push_back({it->first, false});
     }
-    if (tracked.live && live && !frozen_)
+    // Frozen: no expiry to wake for; the renewal retry wakes us.
+    if (tracked.live && live && !frozen_) {
       next_expiry_ = std::min(next_expiry_, ExpiryLocked(tracked));
+    }
     if (!tracked.present && !tracked.live) {
       it = tracked_.erase(it);
     } else {

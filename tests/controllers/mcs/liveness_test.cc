@@ -248,6 +248,30 @@ TEST_F(LivenessTest, AnotherClusterExpiresOnTheTimerAndComesBack) {
   EXPECT_EQ(changes_.seen(), expected);
 }
 
+TEST_F(LivenessTest, ADeletedLeaseExpiresItsClusterAndStopEndsTheReports) {
+  ClusterLiveness* a = Member("cluster-a", "host-a_1", 30s, /*start=*/false);
+  ASSERT_NE(a, nullptr);
+  const model::Time renewed = Micros(a->WallNow());
+  PutLease("cluster-b.example", "host-b_1", renewed, 30);
+  ASSERT_TRUE(WaitCached("cluster-b.example", renewed));
+  ASSERT_TRUE(a->Start().ok());
+  ASSERT_TRUE(a->IsLive("cluster-b.example"));
+  ASSERT_TRUE(
+      client_->Delete(client::LeasesResource(), kBrokerNamespace, "mcs-cluster-b.example", {})
+          .ok());
+  ASSERT_TRUE(Eventually([&] { return changes_.Saw("cluster-b.example", false); }));
+  EXPECT_FALSE(a->IsLive("cluster-b.example"));
+
+  // After Stop() nothing is reported, though a Lease comes back and time passes.
+  a->Stop();
+  const std::size_t reported = changes_.seen().size();
+  PutLease("cluster-b.example", "host-b_1", Micros(a->WallNow()), 30);
+  ASSERT_TRUE(WaitCached("cluster-b.example", Micros(a->WallNow())));
+  clock_.Advance(40s);
+  EXPECT_EQ(changes_.seen().size(), reported);
+  EXPECT_FALSE(a->IsLive("cluster-b.example"));
+}
+
 TEST_F(LivenessTest, ARenewingClusterWhoseClockIsBehindStaysLive) {
   ClusterLiveness* a = Member("cluster-a", "host-a_1", 60s, /*start=*/false);
   ASSERT_NE(a, nullptr);
