@@ -22,6 +22,7 @@
 #include "slicewright/reconcile/planner.h"
 #include "slicewright/reconcile/pod_source.h"
 #include "slicewright/reconcile/service_endpoints.h"
+#include "slicewright/reconcile/topology_cache.h"
 
 #include "fakes/allocation_counter.h"
 #include "smoke.h"
@@ -164,23 +165,48 @@ struct Fixture {
     return nullptr;
   }
 
-  // `slice_capacity`: as the controller derives them, cut into runs of maxEndpointsPerSlice (the
-  // default, 100); 0 for one vector per group, which a caller can edit in place.
-  // From the compact pods, as the controller derives.
-  reconcile::DesiredEndpoints Desired(std::size_t slice_capacity = kControllerSliceCapacity) const {
-    auto lookup = [this](std::string_view name) { return FindNode(name); };
+  // What the controller and `slicewright plan` derive with: the trigger time a freshly started
+  // controller's tracker reports (the Service's creation) and `slice_capacity`: as the controller
+  // derives them, cut into runs of maxEndpointsPerSlice (the default, 100); 0 for one vector per
+  // group, which a caller can edit in place.
+  reconcile::ServiceSourceOptions SourceOptions(std::size_t slice_capacity) const {
     reconcile::ServiceSourceOptions options;
+    options.trigger_time = service.metadata.creation_timestamp.value_or(model::Time{});
     options.slice_capacity = slice_capacity;
-    return reconcile::DesiredFromService(service, compact_ptrs, lookup, options);
+    return options;
   }
 
-  // From model::Pods, as `slicewright plan` and plugins that rewrite pods derive.
+  // From the compact pods, as the controller and `slicewright plan` derive.
+  reconcile::DesiredEndpoints Desired(std::size_t slice_capacity = kControllerSliceCapacity) const {
+    auto lookup = [this](std::string_view name) { return FindNode(name); };
+    return reconcile::DesiredFromService(service, compact_ptrs, lookup,
+                                         SourceOptions(slice_capacity));
+  }
+
+  // From model::Pods, as plugins that rewrite pods derive.
   reconcile::DesiredEndpoints DesiredFromModelPods() const {
     auto lookup = [this](std::string_view name) { return FindNode(name); };
-    reconcile::ServiceSourceOptions options;
-    options.slice_capacity = kControllerSliceCapacity;
-    return reconcile::DesiredFromService(service, pod_ptrs, lookup, options);
+    return reconcile::DesiredFromService(service, pod_ptrs, lookup,
+                                         SourceOptions(kControllerSliceCapacity));
   }
+};
+
+// The PlanOptions the EndpointSlice controller and `slicewright plan` pass for a Service without
+// kept state: the topology cache's snapshot of the Nodes (kube-controller-manager always runs
+// the cache), and no fingerprints (the controller takes those only of kept Services' slices). Not
+// movable (options points into it).
+struct ControllerPlanOptions {
+  reconcile::TopologyInput topology;
+  reconcile::PlanOptions options;
+
+  explicit ControllerPlanOptions(const Fixture& fixture) {
+    reconcile::TopologyCache cache;
+    cache.SetNodes(fixture.nodes);
+    topology = cache.Snapshot(model::NamespacedName(fixture.service.metadata));
+    options.topology = &topology;
+  }
+  ControllerPlanOptions(const ControllerPlanOptions&) = delete;
+  ControllerPlanOptions& operator=(const ControllerPlanOptions&) = delete;
 };
 
 // What an API server stores after applying `plan` to nothing: names filled in.
@@ -190,6 +216,7 @@ std::vector<model::EndpointSlice> Stored(const reconcile::Plan& plan) {
   for (const reconcile::SliceAction& action : plan.actions) {
     model::EndpointSlice slice = action.slice;
     slice.metadata.name = slice.metadata.generate_name + std::to_string(++counter);
+    slice.metadata.uid = "uid-" + slice.metadata.name;
     slice.metadata.resource_version = "1";
     slices.push_back(std::move(slice));
   }
@@ -280,17 +307,18 @@ void BM_FullReconcilePlanOnly(benchmark::State& state) {
 }
 BENCHMARK(BM_FullReconcilePlanOnly)->Arg(10000)->Arg(100000)->Unit(benchmark::kMicrosecond);
 
-// One pod turns unready on a Service whose slices are in place: exactly one slice write.
+// One pod turns unready on a Service whose slices are in place: exactly one slice write. Derive
+// and plan as the controller does without kept state (`slicewright plan -f onechange.json`).
 void BM_OnePodReadinessFlip(benchmark::State& state) {
   Fixture fixture("web", Size(state), false);
-  const reconcile::PlanOptions options;
   const std::vector<model::EndpointSlice> slices =
-      Stored(reconcile::PlanSlices(fixture.Desired(), {}, options));
+      Stored(reconcile::PlanSlices(fixture.Desired(), {}, reconcile::PlanOptions()));
+  const ControllerPlanOptions controller(fixture);
   std::size_t next = 0;
   const std::int64_t before = fakes::AllocationCount();
   for (auto _ : state) {
     fixture.SetReady(next, false);
-    reconcile::Plan plan = reconcile::PlanSlices(fixture.Desired(), slices, options);
+    reconcile::Plan plan = reconcile::PlanSlices(fixture.Desired(), slices, controller.options);
     fixture.SetReady(next, true);
     next = (next + 97) % fixture.pods.size();
     if (plan.actions.size() != 1) {
@@ -343,8 +371,7 @@ struct IncrementalService {
     builder.SetPods(fixture.pod_ptrs,
                     [this](std::string_view name) { return fixture.FindNode(name); });
     slices = Stored(reconcile::PlanSlices(builder.desired(), {}, options));
-    for (model::EndpointSlice& slice : slices) {
-      slice.metadata.uid = "uid-" + slice.metadata.name;
+    for (const model::EndpointSlice& slice : slices) {
       fingerprints.push_back(reconcile::FingerprintSlice(slice));
     }
     options.existing_fingerprints = &fingerprints;
@@ -426,21 +453,48 @@ void BM_KeptServiceMemory(benchmark::State& state) {
 }
 BENCHMARK(BM_KeptServiceMemory)->Arg(10000)->Iterations(1)->Unit(benchmark::kMillisecond);
 
-// 10k Services x 15 pods resynced with nothing changed: zero writes.
+// 10k Services x 15 pods built from no slices: BM_ResyncUnchanged's full build. Each Service's
+// pods, Nodes and slices are apart in memory, so both read mostly cold lines, unlike a full
+// build of one Service (BM_FullReconcile/100), whose few kilobytes stay in cache across
+// iterations.
+void BM_FullReconcileManyServices(benchmark::State& state) {
+  const std::int64_t services = bench::SmokeMode() ? 1 : state.range(0);
+  std::vector<std::unique_ptr<Fixture>> fixtures;
+  for (std::int64_t s = 0; s < services; ++s) {
+    fixtures.push_back(std::make_unique<Fixture>("svc-" + std::to_string(s), 15, false));
+  }
+  const reconcile::PlanOptions options;
+  const std::int64_t before = fakes::AllocationCount();
+  for (auto _ : state) {
+    std::size_t writes = 0;
+    for (const std::unique_ptr<Fixture>& fixture : fixtures) {
+      writes += reconcile::PlanSlices(fixture->Desired(), {}, options).actions.size();
+    }
+    benchmark::DoNotOptimize(writes);
+  }
+  ReportPerEndpoint(state, services * 15, fakes::AllocationCount() - before);
+}
+BENCHMARK(BM_FullReconcileManyServices)->Arg(10000)->Unit(benchmark::kMillisecond);
+
+// 10k Services x 15 pods resynced with nothing changed: zero writes. Derive and plan as the
+// controller does without kept state.
 void BM_ResyncUnchanged(benchmark::State& state) {
   const std::int64_t services = bench::SmokeMode() ? 1 : state.range(0);
   std::vector<std::unique_ptr<Fixture>> fixtures;
   std::vector<std::vector<model::EndpointSlice>> slices;
-  const reconcile::PlanOptions options;
+  std::vector<std::unique_ptr<ControllerPlanOptions>> controller;
   for (std::int64_t s = 0; s < services; ++s) {
     fixtures.push_back(std::make_unique<Fixture>("svc-" + std::to_string(s), 15, false));
-    slices.push_back(Stored(reconcile::PlanSlices(fixtures.back()->Desired(), {}, options)));
+    slices.push_back(
+        Stored(reconcile::PlanSlices(fixtures.back()->Desired(), {}, reconcile::PlanOptions())));
+    controller.push_back(std::make_unique<ControllerPlanOptions>(*fixtures.back()));
   }
   const std::int64_t before = fakes::AllocationCount();
   for (auto _ : state) {
     std::size_t writes = 0;
     for (std::size_t s = 0; s < fixtures.size(); ++s) {
-      writes += reconcile::PlanSlices(fixtures[s]->Desired(), slices[s], options).actions.size();
+      writes += reconcile::PlanSlices(fixtures[s]->Desired(), slices[s], controller[s]->options)
+                    .actions.size();
     }
     if (writes != 0) {
       state.SkipWithError("an unchanged resync must make no writes");
@@ -457,9 +511,8 @@ BENCHMARK(BM_ResyncUnchanged)->Arg(10000)->Unit(benchmark::kMillisecond);
 // every endpoint here.
 void BM_ResyncUnchangedForeignOrder(benchmark::State& state) {
   Fixture fixture("web", Size(state), false);
-  const reconcile::PlanOptions options;
   std::vector<model::EndpointSlice> slices =
-      Stored(reconcile::PlanSlices(fixture.Desired(), {}, options));
+      Stored(reconcile::PlanSlices(fixture.Desired(), {}, reconcile::PlanOptions()));
   std::vector<model::Endpoint> endpoints;
   for (model::EndpointSlice& slice : slices) {
     for (model::Endpoint& endpoint : slice.endpoints) endpoints.push_back(std::move(endpoint));
@@ -470,9 +523,11 @@ void BM_ResyncUnchangedForeignOrder(benchmark::State& state) {
   for (std::size_t i = 0; i < endpoints.size(); ++i) {
     slices[i % slices.size()].endpoints.push_back(std::move(endpoints[i]));
   }
+  const ControllerPlanOptions controller(fixture);
   const std::int64_t before = fakes::AllocationCount();
   for (auto _ : state) {
-    const reconcile::Plan plan = reconcile::PlanSlices(fixture.Desired(), slices, options);
+    const reconcile::Plan plan =
+        reconcile::PlanSlices(fixture.Desired(), slices, controller.options);
     if (!plan.actions.empty()) {
       state.SkipWithError("an unchanged resync must make no writes");
       break;

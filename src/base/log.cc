@@ -1,11 +1,12 @@
 #include "slicewright/base/log.h"
 
 #include <atomic>
-#include <mutex>
 #include <string>
 
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
+
+#include "slicewright/base/mutex.h"
 
 namespace slicewright::log {
 namespace {
@@ -13,13 +14,14 @@ namespace {
 std::atomic<int> verbosity{0};
 std::atomic<bool> json_format{false};
 
-std::mutex& SinkMutex() {
-  static std::mutex mu;
-  return mu;
-}
-Sink& TestSink() {
-  static Sink sink;
-  return sink;
+// The sink a test installed, if any.
+struct TestSinkSlot {
+  Mutex mu;
+  Sink sink SW_GUARDED_BY(mu);
+};
+TestSinkSlot& TestSink() {
+  static TestSinkSlot slot;
+  return slot;
 }
 
 spdlog::logger& Logger() {
@@ -83,9 +85,10 @@ void SetJsonFormat(bool json) {
 
 void Emit(Severity severity, const char* file, int line, std::string_view message) {
   {
-    std::lock_guard lock(SinkMutex());
-    if (TestSink()) {
-      TestSink()(severity, message);
+    TestSinkSlot& slot = TestSink();
+    MutexLock lock(slot.mu);
+    if (slot.sink) {
+      slot.sink(severity, message);
       return;
     }
   }
@@ -110,8 +113,9 @@ void Emit(Severity severity, const char* file, int line, std::string_view messag
 }
 
 void SetSinkForTesting(Sink sink) {
-  std::lock_guard lock(SinkMutex());
-  TestSink() = std::move(sink);
+  TestSinkSlot& slot = TestSink();
+  MutexLock lock(slot.mu);
+  slot.sink = std::move(sink);
 }
 
 }  // namespace slicewright::log

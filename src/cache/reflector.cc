@@ -51,19 +51,19 @@ Reflector::Reflector(client::RestClient& client, client::ResourceRef resource,
 }
 
 bool Reflector::Stopped() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return stopped_;
 }
 
 void Reflector::Stop() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   stopped_ = true;
   if (canceller_ != nullptr) canceller_->Cancel();
-  wake_.notify_all();
+  wake_.NotifyAll();
 }
 
 ReflectorStats Reflector::Stats() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return stats_;
 }
 
@@ -88,8 +88,8 @@ bool Reflector::Backoff() {
   const auto delay = std::chrono::duration_cast<Clock::Duration>(backoff_ * jitter(random_));
   backoff_ = std::min<Clock::Duration>(backoff_ * 2, options_.max_backoff);
   const Clock::TimePoint deadline = clock_.Now() + delay;
-  std::unique_lock lock(mu_);
-  while (!stopped_ && clock_.Now() < deadline) clock_.WaitUntil(wake_, lock, deadline);
+  MutexLock lock(mu_);
+  while (!stopped_ && clock_.Now() < deadline) clock_.WaitUntil(wake_, mu_, deadline);
   return !stopped_;
 }
 
@@ -128,7 +128,7 @@ Status Reflector::ListAndWatch() {
 
 void Reflector::SetWatchListSupported(bool supported) {
   watch_list_supported_ = supported;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   stats_.watch_list_supported = supported;
 }
 
@@ -157,14 +157,14 @@ Status Reflector::List() {
     }
     if (!body.ok()) {
       target_.DiscardStaged();
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       ++stats_.list_failures;
       return std::move(body).status().WithContext("list");
     }
     Result<ListPageMeta> meta = target_.StageListPage(*body);
     if (!meta.ok()) {
       target_.DiscardStaged();
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       ++stats_.list_failures;
       return meta.status();  // the codec's message already reads "list: ..."
     }
@@ -180,7 +180,7 @@ Status Reflector::List() {
   // Stats first: the commit makes the informer synced, and whoever waited for that may read them.
   last_resource_version_ = resource_version;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++stats_.lists;
     stats_.last_resource_version = resource_version;
   }
@@ -215,7 +215,7 @@ Status Reflector::WatchLoop(bool initial_sync) {
       continue;
     }
     if (status.code() == StatusCode::kExpired) {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       ++stats_.expired;
       return status;
     }
@@ -244,7 +244,7 @@ Status Reflector::WatchOnce(bool initial_sync, bool& synced, bool& received_line
 
   client::StreamCanceller canceller;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopped_) return Status(StatusCode::kCancelled, "stopped");
     canceller_ = &canceller;
     ++stats_.watches;
@@ -262,7 +262,7 @@ Status Reflector::WatchOnce(bool initial_sync, bool& synced, bool& received_line
           if (skip_next_bad_line_at_ == last_resource_version_) {
             SW_LOG(kError, "reflector {}: skipping an undecodable watch event: {}", options_.name,
                    outcome.status().ToString());
-            std::lock_guard lock(mu_);
+            MutexLock lock(mu_);
             ++stats_.skipped_lines;
             return true;
           }
@@ -279,7 +279,7 @@ Status Reflector::WatchOnce(bool initial_sync, bool& synced, bool& received_line
           case WatchLineOutcome::Kind::kBookmark:
             if (initial_sync && !synced && outcome->initial_events_end) {
               {
-                std::lock_guard lock(mu_);
+                MutexLock lock(mu_);
                 ++stats_.lists;
                 stats_.last_resource_version = outcome->resource_version;
               }
@@ -292,14 +292,14 @@ Status Reflector::WatchOnce(bool initial_sync, bool& synced, bool& received_line
         }
         if (!outcome->resource_version.empty()) {
           last_resource_version_ = outcome->resource_version;
-          std::lock_guard lock(mu_);
+          MutexLock lock(mu_);
           stats_.last_resource_version = last_resource_version_;
         }
         return true;
       },
       &canceller);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     canceller_ = nullptr;
     if (!status.ok() || !failure.ok()) ++stats_.watch_failures;
   }

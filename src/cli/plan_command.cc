@@ -15,6 +15,7 @@
 #include "slicewright/base/result.h"
 #include "slicewright/codec/json.h"
 #include "slicewright/labels/selector.h"
+#include "slicewright/model/compact_pod.h"
 #include "slicewright/model/well_known.h"
 #include "slicewright/reconcile/planner.h"
 #include "slicewright/reconcile/pod_source.h"
@@ -39,11 +40,15 @@ Result<std::string> ReadInput(const std::string& path, std::istream& in) {
   return buffer.str();
 }
 
-// The parsed cluster state, indexed the way the controller's listers are.
+// The parsed cluster state, kept and indexed the way the controller's informers and listers keep
+// it (pods as the Pod cache's CompactPods), so that `--repeat` times the controller's own sync of
+// a Service without kept state.
 struct ClusterState {
   codec::ObjectSet objects;
   std::unordered_map<std::string, const model::Node*> nodes;
-  std::unordered_map<std::string, std::vector<const model::Pod*>> pods_by_namespace;
+  model::PodInterners interners;
+  std::vector<model::CompactPod> pods;  // objects.pods, compacted, in input order
+  std::unordered_map<std::string, std::vector<const model::CompactPod*>> pods_by_namespace;
   // "namespace/service-name" -> that Service's slices managed by the controller, in input order.
   std::unordered_map<std::string, std::vector<model::EndpointSlice>> slices_by_service;
   std::vector<const model::Service*> services;  // with a selector, not ExternalName, sorted
@@ -51,8 +56,12 @@ struct ClusterState {
 
 void IndexState(ClusterState& state, std::string_view controller_name) {
   for (const model::Node& node : state.objects.nodes) state.nodes[node.metadata.name] = &node;
+  state.pods.reserve(state.objects.pods.size());
   for (const model::Pod& pod : state.objects.pods) {
-    state.pods_by_namespace[pod.metadata.namespace_].push_back(&pod);
+    state.pods.push_back(model::CompactPod::FromPod(pod, state.interners));
+  }
+  for (const model::CompactPod& pod : state.pods) {
+    state.pods_by_namespace[pod.namespace_()].push_back(&pod);
   }
   for (const model::EndpointSlice& slice : state.objects.endpoint_slices) {
     // The controller lists service-name=<svc>,managed-by=<us> and skips slices being deleted.
@@ -87,16 +96,16 @@ std::vector<ServicePlan> PlanAll(const ClusterState& state, const PlanCommandOpt
                                  const reconcile::TopologyCache& topology) {
   std::vector<ServicePlan> plans;
   plans.reserve(state.services.size());
-  static const std::vector<const model::Pod*> kNoPods;
+  static const std::vector<const model::CompactPod*> kNoPods;
   static const std::vector<model::EndpointSlice> kNoSlices;
-  std::vector<const model::Pod*> selected;
+  std::vector<const model::CompactPod*> selected;
   for (const model::Service* service : state.services) {
     const std::string key = model::NamespacedName(service->metadata);
     auto pods_it = state.pods_by_namespace.find(service->metadata.namespace_);
     const auto& candidates = pods_it == state.pods_by_namespace.end() ? kNoPods : pods_it->second;
     selected.clear();
-    for (const model::Pod* pod : candidates) {
-      if (labels::SelectorMatchesMap(*service->spec.selector, pod->metadata.labels)) {
+    for (const model::CompactPod* pod : candidates) {
+      if (labels::SelectorMatchesMap(*service->spec.selector, pod->labels())) {
         selected.push_back(pod);
       }
     }

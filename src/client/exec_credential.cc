@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <cstddef>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -211,7 +210,7 @@ Result<ExecCredential> ExecCredentialProvider::Run() {
 Result<ExecCredential> ExecCredentialProvider::Get() {
   // The plugin runs under the lock on purpose: concurrent callers after an expiry must share one
   // run rather than start one each (client-go holds its Authenticator mutex the same way).
-  const std::lock_guard<std::mutex> lock(mu_);
+  const MutexLock lock(mu_);
   const auto now = options_.now ? options_.now() : std::chrono::system_clock::now();
   if (cached_.has_value() && (!cached_->expiry.has_value() || now < *cached_->expiry)) {
     return *cached_;
@@ -224,7 +223,7 @@ Result<ExecCredential> ExecCredentialProvider::Get() {
 }
 
 void ExecCredentialProvider::Invalidate(std::uint64_t generation) {
-  const std::lock_guard<std::mutex> lock(mu_);
+  const MutexLock lock(mu_);
   if (cached_.has_value() && cached_->generation == generation) cached_.reset();
 }
 

@@ -1,7 +1,6 @@
 #include "slicewright/client/token_source.h"
 
 #include <chrono>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -42,7 +41,7 @@ FileTokenSource::FileTokenSource(std::string path, NowFunction now, std::chrono:
 Result<std::string> FileTokenSource::Token() {
   // The read happens under the lock: it is a small local file, and one reader at a time keeps a
   // burst of requests after expiry from reading it once each.
-  const std::lock_guard<std::mutex> lock(mu_);
+  const MutexLock lock(mu_);
   const auto now = now_();
   if (token_.has_value() && now - read_at_ < max_age_) return *token_;
   Result<std::string> fresh = ReadTokenFile(path_);

@@ -17,7 +17,6 @@
 #include <ctime>
 #include <exception>
 #include <limits>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -44,6 +43,7 @@
 #include <openssl/x509.h>
 #include <poll.h>
 
+#include "slicewright/base/mutex.h"
 #include "slicewright/model/time.h"
 
 #include "client/base64.h"
@@ -240,22 +240,22 @@ struct Failure {
 // ---- StreamCanceller ----------------------------------------------------------------------
 
 struct StreamCanceller::State {
-  std::mutex mu;
-  bool cancelled = false;
-  std::function<void()> on_cancel;  // set while a stream runs
+  Mutex mu;
+  bool cancelled SW_GUARDED_BY(mu) = false;
+  std::function<void()> on_cancel SW_GUARDED_BY(mu);  // set while a stream runs
 };
 
 StreamCanceller::StreamCanceller() : state_(std::make_shared<State>()) {}
 StreamCanceller::~StreamCanceller() = default;
 
 void StreamCanceller::Cancel() {
-  std::lock_guard lock(state_->mu);
+  MutexLock lock(state_->mu);
   state_->cancelled = true;
   if (state_->on_cancel) state_->on_cancel();
 }
 
 bool StreamCanceller::cancelled() const {
-  std::lock_guard lock(state_->mu);
+  MutexLock lock(state_->mu);
   return state_->cancelled;
 }
 
@@ -283,28 +283,29 @@ struct Transport::Impl {
   // The exec plugin's client certificate, when it returned one: a context built once per distinct
   // certificate and key (found by their digest, so a re-run returning the same pair keeps the
   // context and the pooled connections) and the epoch its connections belong to.
-  std::mutex exec_mu;
-  std::uint64_t exec_generation = 0;       // guarded by exec_mu: the credential last examined
-  std::optional<Digest> exec_digest;       // guarded by exec_mu: none while no certificate
-  std::shared_ptr<ssl::context> exec_tls;  // guarded by exec_mu: null: use static_tls
-  std::optional<WallTime> exec_not_after;  // guarded by exec_mu
-  std::uint64_t exec_epoch = 0;            // guarded by exec_mu
+  Mutex exec_mu;
+  // The credential last examined.
+  std::uint64_t exec_generation SW_GUARDED_BY(exec_mu) = 0;
+  std::optional<Digest> exec_digest SW_GUARDED_BY(exec_mu);       // none while no certificate
+  std::shared_ptr<ssl::context> exec_tls SW_GUARDED_BY(exec_mu);  // null: use static_tls
+  std::optional<WallTime> exec_not_after SW_GUARDED_BY(exec_mu);
+  std::uint64_t exec_epoch SW_GUARDED_BY(exec_mu) = 0;
 
-  std::mutex mu;                                  // taken after exec_mu, never before
-  std::vector<std::unique_ptr<Connection>> idle;  // guarded by mu
-  std::size_t opened = 0;                         // guarded by mu
+  Mutex mu SW_ACQUIRED_AFTER(exec_mu);  // taken after exec_mu, never before
+  std::vector<std::unique_ptr<Connection>> idle SW_GUARDED_BY(mu);
+  std::size_t opened SW_GUARDED_BY(mu) = 0;
   // Bumped when the client certificate changes: pooled connections of an older epoch presented
   // the old certificate and are closed rather than reused.
-  std::uint64_t epoch = 0;  // guarded by mu
+  std::uint64_t epoch SW_GUARDED_BY(mu) = 0;
   // Connections in an exchange (of any epoch), so a rotation can close them as well.
-  std::vector<Connection*> busy;  // guarded by mu
+  std::vector<Connection*> busy SW_GUARDED_BY(mu);
 
   // Lists a connection in `busy` until Release() or destruction, which must come before the
   // connection is pooled or destroyed: a rotation posts to every listed connection's io_context.
   class BusyMark final {
    public:
     BusyMark(Impl& impl, Connection* connection) : impl_(impl), connection_(connection) {
-      std::lock_guard lock(impl_.mu);
+      MutexLock lock(impl_.mu);
       impl_.busy.push_back(connection_);
     }
     BusyMark(const BusyMark&) = delete;
@@ -312,7 +313,7 @@ struct Transport::Impl {
     ~BusyMark() { Release(); }
     void Release() {
       if (connection_ == nullptr) return;
-      std::lock_guard lock(impl_.mu);
+      MutexLock lock(impl_.mu);
       impl_.busy.erase(std::find(impl_.busy.begin(), impl_.busy.end(), connection_));
       connection_ = nullptr;
     }
@@ -348,7 +349,7 @@ struct Transport::Impl {
     while (true) {
       std::unique_ptr<Connection> connection;
       {
-        std::lock_guard lock(mu);
+        MutexLock lock(mu);
         if (idle.empty()) return nullptr;
         connection = std::move(idle.back());
         idle.pop_back();
@@ -359,7 +360,7 @@ struct Transport::Impl {
   }
 
   void GiveBack(std::unique_ptr<Connection> connection) {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     // A connection made before a certificate rotation is not pooled: it presented the old
     // certificate (its exchange ended just before the rotation could close it).
     if (connection->epoch == epoch && idle.size() < options.max_idle_connections) {
@@ -371,11 +372,10 @@ struct Transport::Impl {
   // closes every connection that presented the old one, as client-go's connection rotation does
   // (its connTracker.CloseAll): pooled ones at once, those in an exchange (a watch) from their
   // own io_context, so that exchange fails and its caller reconnects with the new certificate.
-  // Called with exec_mu held.
-  void RotateLocked() {
+  void RotateLocked() SW_REQUIRES(exec_mu) {
     std::vector<std::unique_ptr<Connection>> stale;
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       ++epoch;
       exec_epoch = epoch;
       stale.swap(idle);
@@ -398,7 +398,7 @@ struct Transport::Impl {
       const ExecCredential& credential) {
     // http:// has no TLS: a certificate is not used, as in client-go.
     if (!static_tls) return std::make_pair(std::shared_ptr<ssl::context>(), std::uint64_t{0});
-    std::lock_guard lock(exec_mu);
+    MutexLock lock(exec_mu);
     if (credential.generation != exec_generation) {
       std::optional<Digest> digest;
       if (!credential.client_certificate_pem.empty()) {
@@ -482,7 +482,7 @@ struct Transport::Impl {
       });
       if (ec) return FailureStatus(request, Failure{"TLS handshake", ec, true});
     }
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     ++opened;
     return connection;
   }
@@ -636,7 +636,7 @@ struct Transport::Impl {
       std::shared_ptr<StreamCanceller::State> cancel_state =
           canceller != nullptr ? canceller->state_ : nullptr;
       if (cancel_state) {
-        std::lock_guard lock(cancel_state->mu);
+        MutexLock lock(cancel_state->mu);
         if (cancel_state->cancelled)
           return Status(StatusCode::kCancelled, What(request) + ": cancelled");
         Connection* raw = connection.get();
@@ -658,7 +658,7 @@ struct Transport::Impl {
       busy_mark.Release();
       bool cancelled = false;
       if (cancel_state) {
-        std::lock_guard lock(cancel_state->mu);
+        MutexLock lock(cancel_state->mu);
         cancel_state->on_cancel = nullptr;
         cancelled = cancel_state->cancelled;
       }
@@ -734,7 +734,7 @@ Result<Response> Transport::Stream(const Request& request, const BodyConsumer& c
 const RestConfig& Transport::config() const { return impl_->config; }
 
 std::size_t Transport::connections_opened() const {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   return impl_->opened;
 }
 

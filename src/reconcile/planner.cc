@@ -4,11 +4,11 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -443,6 +443,8 @@ class DesiredSet {
 
   std::size_t size() const { return size_; }
   std::size_t remaining() const { return remaining_; }
+  // Where the next lookup looks first: the position after the previous match.
+  std::uint32_t hint() const { return hint_; }
   const Endpoint& at(std::uint32_t position) const { return Input(Index(position)); }
 
   // The position of `endpoint`'s identity if it is desired and not yet claimed; kNotFound else.
@@ -497,6 +499,28 @@ class DesiredSet {
     kept.Add(static_cast<std::uint32_t>(start), count);
     remaining_ -= count;
     hint_ = start + count;
+    return count;
+  }
+
+  // Claims, from the position after the previous match on, the run of unclaimed positions whose
+  // endpoints equal `stored`'s one for one in identity and every compared field, and appends
+  // them to `kept`: what Claim does for each, its bookkeeping done once per run. Returns how many
+  // it claimed.
+  std::size_t ClaimRunOfEqual(std::span<const Endpoint> stored, PositionRuns& kept) {
+    const std::size_t start = hint_;
+    std::size_t count = 0;
+    while (count < stored.size() && start + count < size_ && consumed_[start + count] == 0) {
+      const Endpoint& endpoint = at(static_cast<std::uint32_t>(start + count));
+      if (!IdentityEqual(endpoint, stored[count]) ||
+          !MatchedEndpointEqualBeyondIdentity(endpoint, stored[count])) {
+        break;
+      }
+      ++count;
+    }
+    std::memset(consumed_.data() + start, 1, count);
+    kept.Add(static_cast<std::uint32_t>(start), count);
+    remaining_ -= count;
+    hint_ = static_cast<std::uint32_t>(start + count);
     return count;
   }
 
@@ -596,12 +620,8 @@ class DesiredSet {
       }
       if (indexed_) {
         const std::string& address = endpoint.addresses[0];
-        const auto found = by_address_.find(address);
-        if (found == by_address_.end()) {
-          return kNotFound;
-        }
         // Identity order puts the endpoints of one address list next to each other.
-        for (std::uint32_t position = found->second;
+        for (std::uint32_t position = FindAddress(address);
              position < size_ && at(position).addresses.size() == 1 &&
              at(position).addresses[0] == address;
              ++position) {
@@ -630,17 +650,54 @@ class DesiredSet {
     return kNotFound;
   }
 
-  // Maps the address of every one-address desired endpoint to its first position. Views into the
-  // desired endpoints: lookups happen while matching stored slices, before any endpoint is taken.
+  // Indexes the first position of each address among one-address desired endpoints (which
+  // identity order keeps next to each other): open addressing in a table of at least twice as
+  // many slots, probed linearly from the address's hash. A std::unordered_map cost a heap node
+  // per endpoint and a chase to it per lookup, a third of a foreign-order resync.
   void IndexAddresses() {
     indexed_ = true;
-    by_address_.reserve(size_);
+    std::size_t slots = 16;
+    while (slots < 2 * size_) {
+      slots *= 2;
+    }
+    by_address_.assign(slots, AddressSlot{});
     for (std::uint32_t position = 0; position < size_; ++position) {
       const Endpoint& desired = at(position);
-      if (desired.addresses.size() == 1) {
-        by_address_.try_emplace(desired.addresses[0], position);
+      if (desired.addresses.size() != 1 ||
+          (position > 0 && at(position - 1).addresses.size() == 1 &&
+           at(position - 1).addresses[0] == desired.addresses[0])) {
+        continue;
+      }
+      const std::size_t hash = std::hash<std::string_view>{}(desired.addresses[0]);
+      std::size_t slot = hash & (slots - 1);
+      while (by_address_[slot].position != kNotFound) {
+        slot = (slot + 1) & (slots - 1);
+      }
+      by_address_[slot] = AddressSlot{position, Tag(hash)};
+    }
+  }
+
+  // The position IndexAddresses gave `address`, or kNotFound. The tag spares reading the
+  // endpoint of a slot that holds another address.
+  std::uint32_t FindAddress(std::string_view address) const {
+    const std::size_t hash = std::hash<std::string_view>{}(address);
+    const std::size_t mask = by_address_.size() - 1;
+    for (std::size_t slot = hash & mask; by_address_[slot].position != kNotFound;
+         slot = (slot + 1) & mask) {
+      const AddressSlot& entry = by_address_[slot];
+      if (entry.tag == Tag(hash) && at(entry.position).addresses[0] == address) {
+        return entry.position;
       }
     }
+    return kNotFound;
+  }
+
+  struct AddressSlot {
+    std::uint32_t position = kNotFound;  // kNotFound: a free slot
+    std::uint32_t tag = 0;               // the hash's high bits
+  };
+  static std::uint32_t Tag(std::size_t hash) {
+    return static_cast<std::uint32_t>(static_cast<std::uint64_t>(hash) >> 32U);
   }
 
   std::uint32_t Index(std::uint32_t position) const {
@@ -670,7 +727,7 @@ class DesiredSet {
   std::size_t contested_ = 0;
   std::size_t misses_ = 0;  // one-address lookups the hint missed, until indexed_
   bool indexed_ = false;
-  std::unordered_map<std::string_view, std::uint32_t> by_address_;
+  std::vector<AddressSlot> by_address_;  // see IndexAddresses
   bool permuted_ = false;
   bool promise_broken_ = false;
 };
@@ -695,7 +752,10 @@ class Planner {
       : desired_(desired),
         options_(options),
         movable_groups_(movable_groups),
-        max_(static_cast<std::size_t>(std::max(1, options.max_endpoints_per_slice))) {}
+        max_(static_cast<std::size_t>(std::max(1, options.max_endpoints_per_slice))),
+        trigger_time_text_(desired.trigger_time.IsZero()
+                               ? std::string()
+                               : model::FormatRfc3339Nano(desired.trigger_time)) {}
 
   Plan Run(std::span<const EndpointSlice> existing);
 
@@ -722,6 +782,8 @@ class Planner {
   const PlanOptions& options_;
   std::vector<EndpointGroup>* movable_groups_;
   const std::size_t max_;
+  // The trigger-time annotation's value, formatted once for every slice written.
+  const std::string trigger_time_text_;
   std::vector<std::string> populated_address_types_;
   std::span<const EndpointSlice> existing_;
 };
@@ -800,7 +862,7 @@ void Planner::PrepareWrite(EndpointSlice& slice) const {
   if (desired_.trigger_time.IsZero()) {
     slice.metadata.annotations.erase(trigger_key);
   } else {
-    slice.metadata.annotations[trigger_key] = model::FormatRfc3339Nano(desired_.trigger_time);
+    slice.metadata.annotations[trigger_key] = trigger_time_text_;
   }
 }
 
@@ -1020,6 +1082,7 @@ void Planner::PlanGroup(const EndpointGroup& group, EndpointGroup* movable,
                 stored_fingerprints->endpoints.key(k));
     }
 #endif
+    bool try_run = true;
     for (std::size_t j = matched_verified ? stored_count : 0; j < stored_count; ++j) {
       if (stored_fingerprints != nullptr) {
         const std::size_t run = desired.ClaimRunByFingerprint(stored_fingerprints->endpoints, j,
@@ -1037,9 +1100,18 @@ void Planner::PlanGroup(const EndpointGroup& group, EndpointGroup* movable,
         if (j == stored_count) {
           break;
         }
+      } else if (try_run) {
+        j += desired.ClaimRunOfEqual(std::span(stored->endpoints).subspan(j), kept);
+        if (j == stored_count) {
+          break;
+        }
       }
       const Endpoint& endpoint = stored->endpoints[j];
+      const std::uint32_t hint = desired.hint();
       const std::uint32_t position = desired.Claim(endpoint);
+      // A run is tried again once an endpoint is found where the run would have looked: in
+      // slices another controller wrote nearly none is, and each try compares once more.
+      try_run = position == hint;
       if (position == kNotFound) {
         continue;
       }

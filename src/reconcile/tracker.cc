@@ -25,27 +25,31 @@ const model::EndpointSlice& Deref(const model::EndpointSlice* slice) { return *s
 
 }  // namespace
 
+std::string EndpointSliceTracker::KeyOf(const model::ObjectMeta& slice) const {
+  return owner_key_ != nullptr ? owner_key_(slice) : ServiceKeyOf(slice);
+}
+
 void EndpointSliceTracker::Update(const model::ObjectMeta& slice) {
-  std::string key = ServiceKeyOf(slice);
+  std::string key = KeyOf(slice);
   MutexLock lock(mu_);
   generations_by_service_[std::move(key)][slice.uid] = slice.generation;
 }
 
 void EndpointSliceTracker::ExpectDeletion(const model::ObjectMeta& slice) {
-  std::string key = ServiceKeyOf(slice);
+  std::string key = KeyOf(slice);
   MutexLock lock(mu_);
   generations_by_service_[std::move(key)][slice.uid] = kDeletionExpected;
 }
 
 bool EndpointSliceTracker::Has(const model::ObjectMeta& slice) const {
-  const std::string key = ServiceKeyOf(slice);
+  const std::string key = KeyOf(slice);
   MutexLock lock(mu_);
   auto service = generations_by_service_.find(key);
   return service != generations_by_service_.end() && service->second.contains(slice.uid);
 }
 
 bool EndpointSliceTracker::ShouldSync(const model::ObjectMeta& slice) const {
-  const std::string key = ServiceKeyOf(slice);
+  const std::string key = KeyOf(slice);
   MutexLock lock(mu_);
   auto service = generations_by_service_.find(key);
   if (service == generations_by_service_.end()) {
@@ -56,7 +60,7 @@ bool EndpointSliceTracker::ShouldSync(const model::ObjectMeta& slice) const {
 }
 
 bool EndpointSliceTracker::HandleDeletion(const model::ObjectMeta& slice) {
-  const std::string key = ServiceKeyOf(slice);
+  const std::string key = KeyOf(slice);
   MutexLock lock(mu_);
   auto service = generations_by_service_.find(key);
   if (service == generations_by_service_.end()) {
@@ -128,7 +132,7 @@ void EndpointSliceTracker::DeleteService(std::string_view namespace_, std::strin
 
 std::optional<std::int64_t> EndpointSliceTracker::GenerationForTest(
     const model::EndpointSlice& slice) const {
-  const std::string key = ServiceKeyOf(slice.metadata);
+  const std::string key = KeyOf(slice.metadata);
   MutexLock lock(mu_);
   auto service = generations_by_service_.find(key);
   if (service == generations_by_service_.end()) {

@@ -304,7 +304,10 @@ Result<std::unique_ptr<EventRecorder>> EventRecorder::Create(std::unique_ptr<Eve
   }
   std::unique_ptr<EventRecorder> recorder(
       new EventRecorder(std::move(sink), std::move(options), clock, metrics));
-  recorder->sink_thread_ = std::thread([r = recorder.get()] { r->SinkLoop(); });
+  {
+    MutexLock join(recorder->join_mu_);
+    recorder->sink_thread_ = std::thread([r = recorder.get()] { r->SinkLoop(); });
+  }
   return recorder;
 }
 
@@ -347,14 +350,14 @@ void EventRecorder::Event(const model::ObjectReference& object, EventType type,
   event.reporting_component = options_.component;
   event.reporting_instance = options_.host;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!shutting_down_ && queue_.size() < options_.queue_capacity) {
       // The timestamp makes the name unique, as upstream's "%x" of UnixNano; two events within
       // one tick of a coarse (or fake) clock take the next nanosecond.
       last_name_nanos_ = std::max(now.unix_nanos, last_name_nanos_ + 1);
       event.metadata.name = object.name + "." + Hex(last_name_nanos_);
       queue_.emplace_back(++last_seq_, std::move(event));
-      queue_cv_.notify_one();
+      queue_cv_.NotifyOne();
       return;
     }
   }
@@ -365,16 +368,16 @@ void EventRecorder::SinkLoop() {
   while (true) {
     std::pair<std::uint64_t, model::Event> item;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      queue_cv_.wait(lock, [this] { return !queue_.empty() || shutting_down_; });
+      MutexLock lock(mu_);
+      while (queue_.empty() && !shutting_down_) queue_cv_.Wait(mu_);
       if (queue_.empty()) return;  // shutting down and drained
       item = std::move(queue_.front());
       queue_.pop_front();
     }
     Process(std::move(item.second));
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     done_seq_ = item.first;
-    done_cv_.notify_all();
+    done_cv_.NotifyAll();
   }
 }
 
@@ -393,8 +396,8 @@ Result<model::Event> EventRecorder::Write(model::Event& event, const std::string
 
 bool EventRecorder::WaitForRetry(Clock::Duration delay) {
   const Clock::TimePoint deadline = clock_.Now() + delay;
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!shutting_down_ && clock_.Now() < deadline) clock_.WaitUntil(retry_cv_, lock, deadline);
+  MutexLock lock(mu_);
+  while (!shutting_down_ && clock_.Now() < deadline) clock_.WaitUntil(retry_cv_, mu_, deadline);
   return !shutting_down_;
 }
 
@@ -436,20 +439,20 @@ void EventRecorder::Process(model::Event event) {
 }
 
 void EventRecorder::Flush() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const std::uint64_t target = last_seq_;
   // Also ends after ShutDown(): the sink thread tries every queued event before it exits.
-  done_cv_.wait(lock, [&] { return done_seq_ >= target; });
+  while (done_seq_ < target) done_cv_.Wait(mu_);
 }
 
 void EventRecorder::ShutDown() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     shutting_down_ = true;
-    queue_cv_.notify_all();
-    retry_cv_.notify_all();
+    queue_cv_.NotifyAll();
+    retry_cv_.NotifyAll();
   }
-  std::lock_guard<std::mutex> join(join_mu_);
+  MutexLock join(join_mu_);
   if (sink_thread_.joinable()) sink_thread_.join();
 }
 

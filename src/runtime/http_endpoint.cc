@@ -21,13 +21,12 @@
 
 #include <algorithm>
 #include <array>
-#include <condition_variable>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -50,6 +49,8 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
+
+#include "slicewright/base/mutex.h"
 
 namespace slicewright::runtime {
 namespace {
@@ -190,7 +191,7 @@ class Server {
   const HttpEndpointOptions& options() const { return options_; }
   tcp::acceptor& acceptor() { return acceptor_; }
   bool stopping() const {
-    std::lock_guard lock(sessions_mu_);
+    MutexLock lock(sessions_mu_);
     return stopping_;
   }
 
@@ -200,7 +201,7 @@ class Server {
     }
     if (!check) return InvalidError("health check \"" + name + "\": no function");
     auto shared = std::make_shared<const NamedCheck>(NamedCheck{std::move(name), std::move(check)});
-    std::lock_guard lock(checks_mu_);
+    MutexLock lock(checks_mu_);
     for (const Probe probe : probes) {
       for (const auto& existing : checks_[ProbeIndex(probe)]) {
         if (existing->name == shared->name) {
@@ -224,9 +225,9 @@ class Server {
 
   // Called by a Session's destructor.
   void SessionEnded() {
-    std::lock_guard lock(sessions_mu_);
+    MutexLock lock(sessions_mu_);
     --live_;
-    sessions_cv_.notify_all();
+    sessions_cv_.NotifyAll();
   }
 
  private:
@@ -237,19 +238,19 @@ class Server {
 
   HttpEndpointOptions options_;
 
-  mutable std::mutex checks_mu_;
-  std::array<std::vector<std::shared_ptr<const NamedCheck>>, 3> checks_;  // guarded by checks_mu_
+  mutable Mutex checks_mu_;
+  std::array<std::vector<std::shared_ptr<const NamedCheck>>, 3> checks_ SW_GUARDED_BY(checks_mu_);
 
-  mutable std::mutex sessions_mu_;
-  std::condition_variable sessions_cv_;
-  bool stopping_ = false;                         // guarded by sessions_mu_
-  int live_ = 0;                                  // guarded by sessions_mu_
-  std::vector<std::weak_ptr<Session>> sessions_;  // guarded by sessions_mu_
+  mutable Mutex sessions_mu_;
+  CondVar sessions_cv_;
+  bool stopping_ SW_GUARDED_BY(sessions_mu_) = false;
+  int live_ SW_GUARDED_BY(sessions_mu_) = 0;
+  std::vector<std::weak_ptr<Session>> sessions_ SW_GUARDED_BY(sessions_mu_);
 
-  std::mutex lifecycle_mu_;  // serialises Start() and Stop()
-  bool started_ = false;
-  bool stopped_ = false;
-  std::vector<std::thread> threads_;
+  Mutex lifecycle_mu_;  // serialises Start() and Stop()
+  bool started_ SW_GUARDED_BY(lifecycle_mu_) = false;
+  bool stopped_ SW_GUARDED_BY(lifecycle_mu_) = false;
+  std::vector<std::thread> threads_ SW_GUARDED_BY(lifecycle_mu_);
 
   // After the state handlers use, so the io_context (and, before it, the acceptor and timer) is
   // destroyed while that state still exists; the threads are joined by then.
@@ -528,7 +529,7 @@ Reply Server::Handle(const http::request<http::string_body>& request) const {
 Reply Server::RunProbe(std::size_t probe, const Query& query) const {
   std::vector<std::shared_ptr<const NamedCheck>> checks;
   {
-    std::lock_guard lock(checks_mu_);
+    MutexLock lock(checks_mu_);
     checks = checks_[probe];
   }
   std::vector<std::string> unmatched = query.exclude;
@@ -567,7 +568,7 @@ Reply Server::RunProbe(std::size_t probe, const Query& query) const {
 Reply Server::OneCheck(std::size_t probe, std::string_view name) const {
   std::shared_ptr<const NamedCheck> found;
   {
-    std::lock_guard lock(checks_mu_);
+    MutexLock lock(checks_mu_);
     for (const auto& check : checks_[probe]) {
       if (check->name == name) found = check;
     }
@@ -579,7 +580,7 @@ Reply Server::OneCheck(std::size_t probe, std::string_view name) const {
 }
 
 void Server::Start() {
-  std::lock_guard lock(lifecycle_mu_);
+  MutexLock lock(lifecycle_mu_);
   if (started_ || stopped_) return;
   started_ = true;
   work_.emplace(ioc_.get_executor());
@@ -617,7 +618,7 @@ void Server::OnAccept(const ErrorCode& ec, tcp::socket socket) {
   }
   std::shared_ptr<Session> session;
   {
-    std::lock_guard lock(sessions_mu_);
+    MutexLock lock(sessions_mu_);
     ErrorCode ignored;
     if (stopping_ || live_ >= options_.max_connections) {
       socket.close(ignored);
@@ -635,12 +636,12 @@ void Server::OnAccept(const ErrorCode& ec, tcp::socket socket) {
 }
 
 void Server::Stop() {
-  std::lock_guard lifecycle(lifecycle_mu_);
+  MutexLock lifecycle(lifecycle_mu_);
   if (stopped_) return;
   stopped_ = true;
   std::vector<std::shared_ptr<Session>> open;
   {
-    std::lock_guard lock(sessions_mu_);
+    MutexLock lock(sessions_mu_);
     stopping_ = true;
     for (const auto& weak : sessions_) {
       if (auto session = weak.lock()) open.push_back(std::move(session));
@@ -660,10 +661,12 @@ void Server::Stop() {
   open.clear();  // the sessions must be able to end
   work_.reset();
   {
-    std::unique_lock lock(sessions_mu_);
-    const bool drained =
-        sessions_cv_.wait_for(lock, options_.stop_grace, [this] { return live_ == 0; });
-    if (!drained) {
+    MutexLock lock(sessions_mu_);
+    const auto give_up = std::chrono::steady_clock::now() + options_.stop_grace;
+    while (live_ != 0 && std::chrono::steady_clock::now() < give_up) {
+      sessions_cv_.WaitUntil(sessions_mu_, give_up);
+    }
+    if (live_ != 0) {
       for (const auto& weak : sessions_) {
         if (auto session = weak.lock()) open.push_back(std::move(session));
       }

@@ -129,12 +129,12 @@ bool LeaderElector::IsLeaderLocked() const {
 }
 
 bool LeaderElector::IsLeader() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return IsLeaderLocked();
 }
 
 std::string LeaderElector::GetLeader() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return observed_.has_value() ? observed_->spec.holder_identity.value_or("") : "";
 }
 
@@ -174,7 +174,7 @@ bool LeaderElector::Write(const model::Lease& lease, Clock::TimePoint now, std::
     return false;
   }
   Result<model::Lease> written = codec::DecodeLease(*answer);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   // The server's answer carries the new resourceVersion; should it be unreadable, keep what we
   // sent, so the next renewal conflicts and re-reads instead of failing forever.
   ObserveLocked(written.ok() ? std::move(written).value() : lease, now);
@@ -182,7 +182,7 @@ bool LeaderElector::Write(const model::Lease& lease, Clock::TimePoint now, std::
 }
 
 bool LeaderElector::TryAcquireOrRenew() {
-  std::lock_guard<std::mutex> attempt(attempt_mu_);
+  MutexLock attempt(attempt_mu_);
   const Clock::TimePoint now = clock_.Now();
   const model::Time wall_now = WallNow();
   const client::ResourceRef leases = client::LeasesResource();
@@ -191,7 +191,7 @@ bool LeaderElector::TryAcquireOrRenew() {
   //    without a read first. A conflict falls through to the slow path, which re-reads.
   std::optional<model::Lease> fast;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (IsLeaderLocked() && LeaseValidLocked(now)) {
       fast = Desired(*observed_, /*keep_acquire_time=*/true,
                      observed_->spec.lease_transitions.value_or(0), wall_now);
@@ -219,7 +219,7 @@ bool LeaderElector::TryAcquireOrRenew() {
       return false;
     }
     Result<model::Lease> written = codec::DecodeLease(*created);
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     ObserveLocked(written.ok() ? std::move(written).value() : lease, now);
     return true;
   }
@@ -232,7 +232,7 @@ bool LeaderElector::TryAcquireOrRenew() {
   // 3. Someone else holds a lease that has not expired by our own observation: wait.
   model::Lease desired;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     ObserveLocked(std::move(current).value(), now);
     const std::string holder = observed_->spec.holder_identity.value_or("");
     if (!holder.empty() && LeaseValidLocked(now) && !IsLeaderLocked()) {
@@ -249,10 +249,10 @@ bool LeaderElector::TryAcquireOrRenew() {
 }
 
 bool LeaderElector::Release() {
-  std::lock_guard<std::mutex> attempt(attempt_mu_);
+  MutexLock attempt(attempt_mu_);
   model::Lease lease;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!IsLeaderLocked()) return true;
     lease = *observed_;
   }
@@ -267,7 +267,7 @@ bool LeaderElector::Release() {
 void LeaderElector::MaybeReportTransition() {
   std::string holder;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!observed_.has_value()) return;
     holder = observed_->spec.holder_identity.value_or("");
     if (reported_ && holder == reported_leader_) return;
@@ -280,12 +280,12 @@ void LeaderElector::MaybeReportTransition() {
 bool LeaderElector::SleepUntil(Clock::TimePoint deadline, const std::stop_token& stop) {
   // Registered before taking wait_mu_: a stop already requested runs the callback right here.
   std::stop_callback wake(stop, [this] {
-    std::lock_guard<std::mutex> lock(wait_mu_);
-    wait_cv_.notify_all();
+    MutexLock lock(wait_mu_);
+    wait_cv_.NotifyAll();
   });
-  std::unique_lock<std::mutex> lock(wait_mu_);
+  MutexLock lock(wait_mu_);
   while (!stop.stop_requested() && clock_.Now() < deadline) {
-    clock_.WaitUntil(wait_cv_, lock, deadline);
+    clock_.WaitUntil(wait_cv_, wait_mu_, deadline);
   }
   return !stop.stop_requested();
 }

@@ -136,7 +136,7 @@ Result<void*> FamilyBase::ChildFor(std::span<const std::string_view> values) {
                         " label(s), got " + std::to_string(values.size()) + " value(s)");
   }
   std::vector<std::string> key(values.begin(), values.end());
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   auto it = children_.find(key);
   if (it == children_.end()) {
     it = children_.emplace(std::move(key), NewChild()).first;
@@ -145,7 +145,7 @@ Result<void*> FamilyBase::ChildFor(std::span<const std::string_view> values) {
 }
 
 void FamilyBase::Write(std::string& out) const {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   if (children_.empty()) {
     return;
   }
@@ -323,7 +323,7 @@ Result<Family*> Registry::AddFamily(std::string name, std::string help,
   }
   auto family = std::make_unique<Family>(std::move(name), std::move(help), std::move(label_names),
                                          std::forward<Args>(args)...);
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   auto it = families_.find(family->name());
   if (it != families_.end()) {
     auto* existing = dynamic_cast<Family*>(it->second.get());
@@ -403,13 +403,13 @@ void Registry::CollectHook::Reset() {
   if (registry_ == nullptr) {
     return;
   }
-  std::lock_guard<std::mutex> guard(registry_->hooks_mu_);
+  MutexLock guard(registry_->hooks_mu_);
   registry_->hooks_.erase(id_);
   registry_ = nullptr;
 }
 
 Registry::CollectHook Registry::OnCollect(std::function<void()> callback) {
-  std::lock_guard<std::mutex> guard(hooks_mu_);
+  MutexLock guard(hooks_mu_);
   const std::uint64_t id = next_hook_id_++;
   hooks_.emplace(id, std::move(callback));
   return {this, id};
@@ -419,13 +419,13 @@ std::string Registry::Expose() const {
   {
     // Held while the callbacks run, so a hook's owner cannot go away under it (~CollectHook
     // waits here).
-    std::lock_guard<std::mutex> guard(hooks_mu_);
+    MutexLock guard(hooks_mu_);
     for (const auto& [id, callback] : hooks_) {
       callback();
     }
   }
   std::string out;
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   for (const auto& [name, family] : families_) {
     family->Write(out);
   }

@@ -12,7 +12,7 @@ ItemExponentialRateLimiter::ItemExponentialRateLimiter(Clock::Duration base, Clo
 Clock::Duration ItemExponentialRateLimiter::When(const std::string& key) {
   int exponent = 0;
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     exponent = failures_[key]++;
   }
   // In floating point first: base * 2^exponent overflows the integer duration long before the
@@ -25,12 +25,12 @@ Clock::Duration ItemExponentialRateLimiter::When(const std::string& key) {
 }
 
 void ItemExponentialRateLimiter::Forget(const std::string& key) {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   failures_.erase(key);
 }
 
 int ItemExponentialRateLimiter::NumRequeues(const std::string& key) const {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   auto it = failures_.find(key);
   return it == failures_.end() ? 0 : it->second;
 }

@@ -100,7 +100,7 @@ WorkQueue::~WorkQueue() {
 }
 
 void WorkQueue::Add(const std::string& key) {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   AddLocked(key, clock_.Now());
 }
 
@@ -119,11 +119,11 @@ void WorkQueue::AddLocked(const std::string& key, Clock::TimePoint now) {
     return;  // Done() queues it: never two workers on one key
   }
   queue_.push_back(key);
-  ready_cv_.notify_one();
+  ready_cv_.NotifyOne();
 }
 
 void WorkQueue::AddAfter(const std::string& key, Clock::Duration delay) {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   if (shutting_down_) {
     return;
   }
@@ -146,7 +146,7 @@ void WorkQueue::AddAfter(const std::string& key, Clock::Duration delay) {
   auto [pos, inserted] = waiting_.emplace(ready, next_seq_++, key);
   waiting_index_.emplace(key, pos);
   if (pos == waiting_.begin()) {
-    delay_cv_.notify_one();  // a new earliest deadline
+    delay_cv_.NotifyOne();  // a new earliest deadline
   }
 }
 
@@ -173,19 +173,19 @@ void WorkQueue::MoveDueLocked() {
 }
 
 void WorkQueue::DelayLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   while (!shutting_down_) {
     MoveDueLocked();
     if (waiting_.empty()) {
-      delay_cv_.wait(lock);
+      delay_cv_.Wait(mu_);
     } else {
-      clock_.WaitUntil(delay_cv_, lock, std::get<0>(*waiting_.begin()));
+      clock_.WaitUntil(delay_cv_, mu_, std::get<0>(*waiting_.begin()));
     }
   }
 }
 
 std::optional<std::string> WorkQueue::Get() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   while (true) {
     MoveDueLocked();
     if (!queue_.empty()) {
@@ -194,7 +194,7 @@ std::optional<std::string> WorkQueue::Get() {
     if (shutting_down_) {
       return std::nullopt;
     }
-    ready_cv_.wait(lock);
+    ready_cv_.Wait(mu_);
   }
   std::string key = std::move(queue_.front());
   queue_.pop_front();
@@ -214,7 +214,7 @@ std::optional<std::string> WorkQueue::Get() {
 }
 
 void WorkQueue::Done(const std::string& key) {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   auto it = processing_.find(key);
   if (it == processing_.end()) {
     return;  // not handed out (or Done twice): nothing to finish
@@ -225,50 +225,50 @@ void WorkQueue::Done(const std::string& key) {
   processing_.erase(it);
   if (dirty_.contains(key)) {
     queue_.push_back(key);
-    ready_cv_.notify_one();
+    ready_cv_.NotifyOne();
   }
   if (processing_.empty()) {
-    drain_cv_.notify_all();
+    drain_cv_.NotifyAll();
   }
 }
 
 size_t WorkQueue::Len() {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   MoveDueLocked();
   return queue_.size();
 }
 
 bool WorkQueue::Idle(bool count_delayed) {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   MoveDueLocked();
   return queue_.empty() && processing_.empty() && (!count_delayed || waiting_.empty());
 }
 
 void WorkQueue::ShutDown() {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   shutting_down_ = true;
   drain_ = false;
-  ready_cv_.notify_all();
-  delay_cv_.notify_all();
-  drain_cv_.notify_all();
+  ready_cv_.NotifyAll();
+  delay_cv_.NotifyAll();
+  drain_cv_.NotifyAll();
 }
 
 void WorkQueue::ShutDownWithDrain() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   shutting_down_ = true;
   drain_ = true;
-  ready_cv_.notify_all();
-  delay_cv_.notify_all();
-  drain_cv_.wait(lock, [this] { return processing_.empty() || !drain_; });
+  ready_cv_.NotifyAll();
+  delay_cv_.NotifyAll();
+  while (!processing_.empty() && drain_) drain_cv_.Wait(mu_);
 }
 
 bool WorkQueue::ShuttingDown() const {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   return shutting_down_;
 }
 
 void WorkQueue::UpdateUnfinishedWork() {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   const Clock::TimePoint now = clock_.Now();
   Clock::Duration total = Clock::Duration::zero();
   Clock::Duration longest = Clock::Duration::zero();

@@ -1,11 +1,11 @@
 #include "slicewright/base/clock.h"
 
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
 #include <gtest/gtest.h>
+
+#include "slicewright/base/mutex.h"
 
 namespace slicewright {
 namespace {
@@ -27,25 +27,24 @@ TEST(FakeClockTest, MovesOnlyWhenAdvanced) {
 // A deadline already reached returns at once, without waiting for a notify.
 TEST(FakeClockTest, WaitUntilPastDeadlineReturnsAtOnce) {
   FakeClock clock;
-  std::mutex mu;
-  std::condition_variable cv;
-  std::unique_lock<std::mutex> lock(mu);
-  clock.WaitUntil(cv, lock, clock.Now());
-  EXPECT_TRUE(lock.owns_lock());
+  Mutex mu;
+  CondVar cv;
+  MutexLock lock(mu);
+  clock.WaitUntil(cv, mu, clock.Now());
   EXPECT_EQ(clock.Waiters(), 0);
 }
 
 // A thread waiting for a fake deadline wakes when the clock is advanced past it, and not before.
 TEST(FakeClockTest, ConcurrentAdvanceWakesWaiter) {
   FakeClock clock;
-  std::mutex mu;
-  std::condition_variable cv;
+  Mutex mu;
+  CondVar cv;
   const Clock::TimePoint deadline = clock.Now() + seconds(10);
   bool woke = false;
   std::thread waiter([&] {
-    std::unique_lock<std::mutex> lock(mu);
+    MutexLock lock(mu);
     while (clock.Now() < deadline) {
-      clock.WaitUntil(cv, lock, deadline);
+      clock.WaitUntil(cv, mu, deadline);
     }
     woke = true;
   });
@@ -54,7 +53,7 @@ TEST(FakeClockTest, ConcurrentAdvanceWakesWaiter) {
   }
   clock.Advance(seconds(5));  // not yet: the waiter is not woken (it is not due)
   {
-    std::lock_guard<std::mutex> guard(mu);
+    MutexLock guard(mu);
     EXPECT_FALSE(woke);
   }
   clock.Advance(seconds(5));
@@ -66,13 +65,13 @@ TEST(FakeClockTest, ConcurrentAdvanceWakesWaiter) {
 // The system clock is steady, and its WaitUntil honours a real deadline.
 TEST(SystemClockTest, WaitUntilHonoursDeadline) {
   Clock& clock = SystemClock::Get();
-  std::mutex mu;
-  std::condition_variable cv;
-  std::unique_lock<std::mutex> lock(mu);
+  Mutex mu;
+  CondVar cv;
+  MutexLock lock(mu);
   const Clock::TimePoint start = clock.Now();
   const Clock::TimePoint deadline = start + milliseconds(20);
   while (clock.Now() < deadline) {
-    clock.WaitUntil(cv, lock, deadline);
+    clock.WaitUntil(cv, mu, deadline);
   }
   EXPECT_GE(clock.Now() - start, milliseconds(20));
 }

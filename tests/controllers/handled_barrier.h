@@ -25,9 +25,10 @@ class HandledBarrier final {
   template <typename T>
   void Watch(cache::Informer<T>& informer) {
     cache::EventHandler<T> handler;
-    handler.on_add = [this](const auto& object, bool) { Saw(*object); };
-    handler.on_update = [this](const auto&, const auto& object) { Saw(*object); };
-    handler.on_delete = [this](const auto& object, bool) { Saw(*object); };
+    // this->: clang 14 does not see a dependent member call as a use of `this`.
+    handler.on_add = [this](const auto& object, bool) { this->Saw(*object); };
+    handler.on_update = [this](const auto&, const auto& object) { this->Saw(*object); };
+    handler.on_delete = [this](const auto& object, bool) { this->Saw(*object); };
     informer.AddEventHandler(std::move(handler));
   }
 

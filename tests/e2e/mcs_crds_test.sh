@@ -109,6 +109,13 @@ expect_eq "--validate=false prunes silently" \
   "$(k apply --validate=false -f "$E2E_TMP/extra.yaml")" \
   "serviceimport.multicluster.x-k8s.io/extra created"
 expect_eq "pruned again" "$(kq get serviceimport extra -n demo -o jsonpath='{.spec.foo}')" ""
+sed -e 's/type: Headless/type: ClusterSetIP/' "$E2E_TMP/extra.yaml" >"$E2E_TMP/extra2.yaml"
+out=$(k apply -f "$E2E_TMP/extra2.yaml")
+expect_contains "apply over it (a patch) with an unknown field is refused as kube refuses it" \
+  "$out" 'The request is invalid: patch: Invalid value: "{' \
+  'strict decoding error: unknown field "spec.foo", unknown field "spec.ports[0].targetPort"'
+expect_eq "and nothing changed" "$(kq get serviceimport extra -n demo -o jsonpath='{.spec.type}')" \
+  Headless
 
 out=$(k create -f - <<'EOF'
 apiVersion: multicluster.x-k8s.io/v1beta1

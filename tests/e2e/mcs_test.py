@@ -118,7 +118,9 @@ def check_services(kubectl):
     for context in CLUSTERS:
         kubectl(context, "create", "namespace", "mcs-e2e")
 
-    # T4-T9: a ClusterIP Service exported from cluster-1.
+    # T4-T9: a ClusterIP Service exported from cluster-1, backed by one pod there.
+    kubectl("cluster-1", "create", "deployment", "hello", "--image=alpine/socat:1.7.4.4",
+            "--replicas=1", "-n", "mcs-e2e")
     apply("cluster-1", service("hello", [tcp42, udp42], sessionAffinity="ClientIP",
                                sessionAffinityConfig={"clientIP": {"timeoutSeconds": 10}},
                                internalTrafficPolicy="Cluster", trafficDistribution="PreferClose",
@@ -156,8 +158,44 @@ def check_services(kubectl):
     checks.eq("K: status.clusters", [c["cluster"] for c in one["status"].get("clusters", [])],
               ["cluster-1"])
     checks.eq("K: Ready=True", (condition(one, "Ready") or {}).get("status"), "True")
-    checks.check("K: endpointSliceObjects is set", one["status"].get("endpointSliceObjects") in
-                 ("Present", "Absent"), one["status"])
+    def mcs_slices(context, name="hello"):
+        listed = json.loads(kubectl(context, "get", "endpointslices", "-n", "mcs-e2e", "-l",
+                                    "multicluster.kubernetes.io/service-name=" + name,
+                                    "-o", "json").stdout)["items"]
+        return [x for x in listed if x["metadata"]["labels"].get(
+            "multicluster.kubernetes.io/source-cluster")]
+
+    def ready_endpoints(slices):
+        return sorted(a for x in slices for e in x.get("endpoints") or []
+                      if (e.get("conditions") or {}).get("ready") is not False
+                      for a in e["addresses"])
+
+    for context in CLUSTERS:
+        for family in families:
+            checks.check("T16: an MCS EndpointSlice per family (%s, %s) with the pod" % (
+                context, family), wait_until(60, lambda: any(
+                    x["addressType"] == family and x.get("endpoints")
+                    for x in mcs_slices(context))))
+        checks.check("K: endpointSliceObjects Present once the slices are written (%s)" % context,
+                     wait_until(IMPORT_WAIT, lambda: (get(context, "serviceimport", "hello") or {})
+                                .get("status", {}).get("endpointSliceObjects") == "Present"))
+    slices2 = mcs_slices("cluster-2")
+    checks.check("T16/S3/S4: labels: source-cluster cluster-1, managed-by mcs.slicewright.io, "
+                 "kubernetes.io/service-name the derived Service",
+                 slices2 and all(x["metadata"]["labels"].get("multicluster.kubernetes.io/source-cluster")
+                                 == "cluster-1" and x["metadata"]["labels"].get(
+                                     "endpointslice.kubernetes.io/managed-by") == "mcs.slicewright.io"
+                                 and x["metadata"]["labels"].get("kubernetes.io/service-name") ==
+                                 one["metadata"]["annotations"].get(
+                                     "multicluster.kubernetes.io/derived-service")
+                                 for x in slices2), slices2)
+    pod_ips = sorted(ip["ip"] for p in json.loads(kubectl(
+        "cluster-1", "get", "pods", "-n", "mcs-e2e", "-l", "app=hello", "-o", "json").stdout)["items"]
+        for ip in p["status"].get("podIPs") or [])
+    checks.eq("T16: cluster-2's MCS slices hold cluster-1's pod", ready_endpoints(slices2), pod_ips)
+    checks.check("ES: the broker holds cluster-1's slices", json.loads(kubectl(
+        "broker", "get", "endpointslices", "-n", "slicewright-mcs", "-l",
+        "multicluster.kubernetes.io/source-cluster=cluster-1", "-o", "json").stdout)["items"])
     derived = get("cluster-2", "service", one["metadata"]["annotations"].get(
         "multicluster.kubernetes.io/derived-service", "none"))
     checks.check("derived Service owned by the import, its ClusterIPs are spec.ips",
@@ -184,6 +222,13 @@ def check_services(kubectl):
         c["cluster"] for c in get("cluster-2", "serviceimport", "hello")["status"].get(
             "clusters", [])] == CLUSTERS))
 
+    # Endpoints follow: a second pod in cluster-1 reaches cluster-2's slices.
+    kubectl("cluster-1", "scale", "deployment", "hello", "--replicas=2", "-n", "mcs-e2e")
+    checks.check("endpoints propagate: two ready pods of cluster-1 in cluster-2's slices",
+                 wait_until(30, lambda: len(ready_endpoints([x for x in mcs_slices("cluster-2") if
+                     x["metadata"]["labels"]["multicluster.kubernetes.io/source-cluster"] ==
+                     "cluster-1"])) == 2 * len(families)))
+
     # T1: the import lives while one export does.
     kubectl("cluster-1", "delete", "serviceexport", "hello", "-n", "mcs-e2e")
     checks.check("T1: unexported from cluster-1: the import stays (5 s)", not wait_until(
@@ -194,6 +239,8 @@ def check_services(kubectl):
     for context in CLUSTERS:
         checks.check("T1/T4: unexported everywhere: gone from " + context, wait_until(
             IMPORT_WAIT, lambda: get(context, "serviceimport", "hello") is None))
+        checks.check("T16/S6: its MCS slices deleted in " + context, wait_until(
+            IMPORT_WAIT, lambda: not mcs_slices(context)))
 
     # T12, T13: a headless export.
     apply("cluster-1", service("headless", [tcp42], clusterIP="None"))
@@ -226,6 +273,48 @@ def check_services(kubectl):
     checks.check("T14: no import for 5 s", not wait_until(CONSISTENTLY, lambda: any(
         get(c, "serviceimport", n) is not None for c in CLUSTERS for n in ("external", "missing")),
         interval=0.5))
+
+
+def check_bad_input(kubectl, binary, kubeconfig, process):
+    """Malformed broker records are left out, not fatal; a bad cluster id stops the agent at once."""
+    record = {"apiVersion": "mcs.slicewright.io/v1alpha1", "kind": "ServiceExportRecord",
+              "metadata": {"name": "bogus.mcs-e2e.cluster-9", "namespace": "slicewright-mcs",
+                           "labels": {"multicluster.kubernetes.io/source-cluster": "cluster-9",
+                                      "multicluster.kubernetes.io/service-name": "bogus"}},
+              "spec": {"cluster": "cluster-1", "namespace": "mcs-e2e", "name": "bogus",
+                       "exportCreationTimestamp": "2026-01-01T00:00:00Z", "type": "ClusterSetIP",
+                       "ports": [{"name": "a", "port": 80}, {"name": "a", "port": 81}]}}
+    kubectl("broker", "apply", "-f", "-", stdin=json.dumps(record))
+    checks.check("bad record: no import from it (5 s)", not wait_until(CONSISTENTLY, lambda: any(
+        kubectl(c, "get", "serviceimport", "bogus", "-n", "mcs-e2e", check=False).returncode == 0
+        for c in CLUSTERS), interval=0.5))
+    kubectl("cluster-2", "apply", "-f", "-", stdin=json.dumps(
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "after", "namespace": "mcs-e2e"},
+         "spec": {"ports": [{"port": 80}], "selector": {"app": "after"}}}))
+    kubectl("cluster-2", "apply", "-f", "-", stdin=json.dumps(
+        {"apiVersion": "multicluster.x-k8s.io/v1beta1", "kind": "ServiceExport",
+         "metadata": {"name": "after", "namespace": "mcs-e2e"}}))
+    checks.check("bad record: the agents still work (a later export is imported)", wait_until(
+        IMPORT_WAIT, lambda: kubectl("cluster-1", "get", "serviceimport", "after", "-n", "mcs-e2e",
+                                     check=False).returncode == 0))
+    checks.check("bad record: dev still running", process.poll() is None)
+
+    result = subprocess.run(
+        [binary, "controller-manager", "--kubeconfig", kubeconfig, "--context", "cluster-1",
+         "--controllers", "mcs", "--cluster-id", "Not_A_Subdomain", "--broker-kubeconfig",
+         kubeconfig, "--broker-context", "broker", "--port", "-1"],
+        capture_output=True, text=True, timeout=30)
+    checks.check("an invalid --cluster-id: exit 1 naming the flag",
+                 result.returncode == 1 and "--cluster-id" in result.stderr,
+                 result.returncode, result.stderr[-2000:])
+    result = subprocess.run(
+        [binary, "controller-manager", "--kubeconfig", kubeconfig, "--context", "cluster-1",
+         "--controllers", "mcs", "--mcs-endpointslice-sync", "sometimes", "--broker-kubeconfig",
+         kubeconfig, "--broker-context", "broker", "--port", "-1"],
+        capture_output=True, text=True, timeout=30)
+    checks.check("an unknown --mcs-endpointslice-sync: exit 1 naming the flag",
+                 result.returncode == 1 and "--mcs-endpointslice-sync" in result.stderr,
+                 result.returncode, result.stderr[-2000:])
 
 
 def main():
@@ -271,6 +360,7 @@ def main():
             for c in CLUSTERS + ["broker"])))
         checks.run("topology", lambda: check_topology(kubectl, data_dir))
         checks.run("services", lambda: check_services(kubectl))
+        checks.run("bad input", lambda: check_bad_input(kubectl, binary, kubeconfig, process))
 
         process.send_signal(signal.SIGTERM)
         try:

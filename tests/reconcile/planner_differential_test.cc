@@ -346,7 +346,10 @@ struct Combination {
   Form form = Form::kEndpoints;
   // The source's promises, each set only when it is true: sorted_unique and without_hints.
   bool promises = false;
-  bool fingerprints = false;
+  // The stored slices' fingerprints (PlanOptions::existing_fingerprints), and the desired
+  // endpoints' (EndpointGroup::fingerprints, endpoints form only).
+  bool stored_fingerprints = false;
+  bool desired_fingerprints = false;
   bool verified_runs = false;
   bool move = false;
 };
@@ -355,9 +358,10 @@ std::vector<Combination> AllCombinations() {
   std::vector<Combination> all;
   for (Form form : {Form::kEndpoints, Form::kRunsOfMax, Form::kRunsOfOther}) {
     for (bool promises : {false, true}) {
-      for (int speed : {0, 1, 2}) {
+      // None; stored fingerprints only; both; both and verified runs.
+      for (int speed : {0, 1, 2, 3}) {
         for (bool move : {false, true}) {
-          all.push_back(Combination{form, promises, speed >= 1, speed == 2, move});
+          all.push_back(Combination{form, promises, speed >= 1, speed >= 2, speed == 3, move});
         }
       }
     }
@@ -374,7 +378,7 @@ DesiredEndpoints DesiredFor(const Case& c, const Combination& combination) {
     group.without_hints = combination.promises && WithoutHints(source.endpoints);
     if (combination.form == Form::kEndpoints) {
       group.endpoints = source.endpoints;
-      if (combination.fingerprints) {
+      if (combination.desired_fingerprints) {
         group.fingerprints = source.fingerprints;
       }
     } else if (!source.endpoints.empty()) {
@@ -520,11 +524,12 @@ TEST(PlannerDifferentialTest, EveryOptionCombinationMatchesTheReference) {
         }
         SCOPED_TRACE("form " + std::to_string(static_cast<int>(combination.form)) + " promises " +
                      std::to_string(combination.promises) + " fingerprints " +
-                     std::to_string(combination.fingerprints) + " verified_runs " +
+                     std::to_string(combination.stored_fingerprints) +
+                     std::to_string(combination.desired_fingerprints) + " verified_runs " +
                      std::to_string(combination.verified_runs) + " move " +
                      std::to_string(combination.move));
         PlanOptions options = c.options;
-        if (combination.fingerprints) {
+        if (combination.stored_fingerprints) {
           options.existing_fingerprints = &fingerprints;
         }
         if (combination.verified_runs) {
@@ -598,14 +603,15 @@ TEST(PlannerDifferentialTest, BrokenSortedUniquePromiseStillGetsTheReferencePlan
         continue;
       }
       SCOPED_TRACE("form " + std::to_string(static_cast<int>(combination.form)) + " fingerprints " +
-                   std::to_string(combination.fingerprints) + " move " +
+                   std::to_string(combination.stored_fingerprints) +
+                   std::to_string(combination.desired_fingerprints) + " move " +
                    std::to_string(combination.move));
       DesiredEndpoints desired = DesiredFor(c, combination);
       for (EndpointGroup& group : desired.groups) {
         group.sorted_unique = true;  // the broken promise
       }
       PlanOptions options = c.options;
-      if (combination.fingerprints) {
+      if (combination.stored_fingerprints) {
         options.existing_fingerprints = &fingerprints;
       }
       Plan plan = combination.move ? PlanSlices(std::move(desired), c.cluster, options)

@@ -4,13 +4,12 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <set>
 #include <thread>
 
 #include "slicewright/base/clock.h"
+#include "slicewright/base/mutex.h"
 
 namespace slicewright::runtime::testing {
 
@@ -18,15 +17,14 @@ class SteppedClock final : public Clock {
  public:
   TimePoint Now() const override { return fake_.Now(); }
 
-  void WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
-                 TimePoint deadline) override {
+  void WaitUntil(CondVar& cv, Mutex& mu, TimePoint deadline) SW_REQUIRES(mu) override {
     std::multiset<TimePoint>::iterator entry;
     {
-      std::lock_guard<std::mutex> guard(mu_);
+      MutexLock guard(mu_);
       entry = deadlines_.insert(deadline);
     }
-    fake_.WaitUntil(cv, lock, deadline);
-    std::lock_guard<std::mutex> guard(mu_);
+    fake_.WaitUntil(cv, mu, deadline);
+    MutexLock guard(mu_);
     deadlines_.erase(entry);
   }
 
@@ -36,7 +34,7 @@ class SteppedClock final : public Clock {
   // has been woken and is still running).
   bool Settled(int sleepers) const {
     const TimePoint now = fake_.Now();
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     return static_cast<int>(deadlines_.size()) == sleepers &&
            (deadlines_.empty() || *deadlines_.begin() > now);
   }
@@ -69,8 +67,8 @@ class SteppedClock final : public Clock {
 
  private:
   FakeClock fake_;
-  mutable std::mutex mu_;
-  std::multiset<TimePoint> deadlines_;
+  mutable Mutex mu_;
+  std::multiset<TimePoint> deadlines_ SW_GUARDED_BY(mu_);
 };
 
 }  // namespace slicewright::runtime::testing

@@ -4,10 +4,10 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <vector>
+
+#include "slicewright/base/mutex.h"
 
 namespace slicewright {
 
@@ -25,10 +25,9 @@ class Clock {
   virtual TimePoint Now() const = 0;
 
   // Blocks on `cv` until it is notified or Now() reaches `deadline`, like
-  // cv.wait_until(lock, deadline). `lock` must hold its mutex on entry and holds it again on
-  // return. Wake-ups may be spurious, so callers re-check their condition in a loop.
-  virtual void WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
-                         TimePoint deadline) = 0;
+  // cv.WaitUntil(mu, deadline): `mu` is held on entry and again on return. Wake-ups may be
+  // spurious, so callers re-check their condition in a loop.
+  virtual void WaitUntil(CondVar& cv, Mutex& mu, TimePoint deadline) SW_REQUIRES(mu) = 0;
 
   // Blocks until Now() reaches `deadline` (a rate limit's wait, a retry's backoff).
   void SleepUntil(TimePoint deadline);
@@ -41,8 +40,7 @@ class SystemClock final : public Clock {
   static SystemClock& Get();
 
   TimePoint Now() const override;
-  void WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
-                 TimePoint deadline) override;
+  void WaitUntil(CondVar& cv, Mutex& mu, TimePoint deadline) SW_REQUIRES(mu) override;
 };
 
 // A clock that moves only when Advance() is called. Advance() wakes every WaitUntil() whose
@@ -54,8 +52,7 @@ class FakeClock final : public Clock {
   explicit FakeClock(TimePoint start);
 
   TimePoint Now() const override;
-  void WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
-                 TimePoint deadline) override;
+  void WaitUntil(CondVar& cv, Mutex& mu, TimePoint deadline) SW_REQUIRES(mu) override;
 
   // Moves time forward by `delta` (a negative delta is ignored: the clock is steady) and wakes the
   // waiters whose deadline has passed.
@@ -69,16 +66,16 @@ class FakeClock final : public Clock {
   // One blocked WaitUntil() call. `active` (under `state_mu`) turns false before the waiter
   // returns, so Advance() never touches a condition variable or mutex that may be gone.
   struct Waiter {
-    std::mutex state_mu;
-    bool active = true;
-    std::mutex* mu = nullptr;
-    std::condition_variable* cv = nullptr;
+    Mutex state_mu;
+    bool active SW_GUARDED_BY(state_mu) = true;
+    Mutex* mu = nullptr;  // set before the waiter is shared, then read-only
+    CondVar* cv = nullptr;
     TimePoint deadline;
   };
 
-  mutable std::mutex mu_;
-  TimePoint now_;
-  std::vector<std::shared_ptr<Waiter>> waiters_;
+  mutable Mutex mu_;
+  TimePoint now_ SW_GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<Waiter>> waiters_ SW_GUARDED_BY(mu_);
 };
 
 }  // namespace slicewright

@@ -6,10 +6,8 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -18,6 +16,7 @@
 
 #include "slicewright/base/clock.h"
 #include "slicewright/base/log.h"
+#include "slicewright/base/mutex.h"
 #include "slicewright/base/result.h"
 #include "slicewright/cache/compact_slice.h"
 #include "slicewright/cache/reflector.h"
@@ -120,7 +119,7 @@ class Informer final : private ReflectorTarget {
   // Registers `handler`. Objects already cached are replayed to it as adds (in_initial_list true)
   // before it sees any later change, on the calling thread.
   void AddEventHandler(EventHandler<T> handler) {
-    std::lock_guard lock(dispatch_mu_);
+    MutexLock lock(dispatch_mu_);
     if (handler.on_add) {
       for (const Ptr& object : store_.List()) handler.on_add(object, true);
     }
@@ -128,7 +127,7 @@ class Informer final : private ReflectorTarget {
   }
 
   void Start() {
-    std::lock_guard lock(run_mu_);
+    MutexLock lock(run_mu_);
     if (thread_.joinable() || stopped_.load(std::memory_order_acquire)) return;
     thread_ = std::thread([this] { reflector_.Run(); });
   }
@@ -136,11 +135,11 @@ class Informer final : private ReflectorTarget {
   // Stops the reflector and waits for its thread; handlers are not called after it returns.
   void Stop() {
     {
-      std::lock_guard sync_lock(sync_mu_);
+      MutexLock sync_lock(sync_mu_);
       stopped_.store(true, std::memory_order_release);
-      sync_cv_.notify_all();
+      sync_cv_.NotifyAll();
     }
-    std::lock_guard lock(run_mu_);
+    MutexLock lock(run_mu_);
     reflector_.Stop();
     if (thread_.joinable()) thread_.join();
   }
@@ -151,9 +150,9 @@ class Informer final : private ReflectorTarget {
   // Waits for HasSynced() until `timeout` on the informer's clock; false on timeout or Stop().
   bool WaitForSync(Clock::Duration timeout) {
     const Clock::TimePoint deadline = clock_.Now() + timeout;
-    std::unique_lock lock(sync_mu_);
+    MutexLock lock(sync_mu_);
     while (!HasSynced() && !stopped_.load(std::memory_order_acquire) && clock_.Now() < deadline) {
-      clock_.WaitUntil(sync_cv_, lock, deadline);
+      clock_.WaitUntil(sync_cv_, sync_mu_, deadline);
     }
     return HasSynced();
   }
@@ -187,7 +186,7 @@ class Informer final : private ReflectorTarget {
     staged_.clear();
     const bool initial = !synced_.load(std::memory_order_acquire);
     {
-      std::lock_guard lock(dispatch_mu_);
+      MutexLock lock(dispatch_mu_);
       for (const Ptr& object : changes.deleted) {
         for (const EventHandler<T>& handler : handlers_) {
           if (handler.on_delete) handler.on_delete(object, true);
@@ -204,9 +203,9 @@ class Informer final : private ReflectorTarget {
         }
       }
     }
-    std::lock_guard lock(sync_mu_);
+    MutexLock lock(sync_mu_);
     synced_.store(true, std::memory_order_release);
-    sync_cv_.notify_all();
+    sync_cv_.NotifyAll();
   }
 
   void DiscardStaged() override { staged_.clear(); }
@@ -259,7 +258,7 @@ class Informer final : private ReflectorTarget {
         ObjectAccess<T>::ResourceVersion(*old) == ObjectAccess<T>::ResourceVersion(*object)) {
       return;  // the same state again (a resumed watch may repeat its first event)
     }
-    std::lock_guard lock(dispatch_mu_);
+    MutexLock lock(dispatch_mu_);
     for (const EventHandler<T>& handler : handlers_) {
       if (old == nullptr) {
         if (handler.on_add) handler.on_add(object, false);
@@ -271,7 +270,7 @@ class Informer final : private ReflectorTarget {
 
   void Deleted(Ptr object) {
     store_.Remove(ObjectAccess<T>::Namespace(*object), ObjectAccess<T>::Name(*object));
-    std::lock_guard lock(dispatch_mu_);
+    MutexLock lock(dispatch_mu_);
     for (const EventHandler<T>& handler : handlers_) {
       if (handler.on_delete) handler.on_delete(object, false);
     }
@@ -283,16 +282,17 @@ class Informer final : private ReflectorTarget {
   Store<T> store_;
   Reflector reflector_;
 
-  std::mutex dispatch_mu_;                 // serialises handler calls with AddEventHandler's replay
-  std::vector<EventHandler<T>> handlers_;  // guarded by dispatch_mu_
-  std::vector<Ptr> staged_;                // the reflector's thread only
+  Mutex dispatch_mu_;  // serialises handler calls with AddEventHandler's replay
+  std::vector<EventHandler<T>> handlers_ SW_GUARDED_BY(dispatch_mu_);
+  std::vector<Ptr> staged_;  // the reflector's thread only
   std::atomic<bool> synced_{false};
   std::atomic<std::int64_t> decode_errors_{0};
-  std::mutex sync_mu_;
-  std::condition_variable sync_cv_;
+  // Orders synced_ and stopped_ (atomics, read without it too) with WaitForSync()'s wait.
+  Mutex sync_mu_;
+  CondVar sync_cv_;
   std::atomic<bool> stopped_{false};
-  std::mutex run_mu_;
-  std::thread thread_;  // guarded by run_mu_
+  Mutex run_mu_;
+  std::thread thread_ SW_GUARDED_BY(run_mu_);
 };
 
 extern template class Informer<model::Service>;

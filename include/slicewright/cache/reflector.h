@@ -6,16 +6,15 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
 #include <string_view>
 
 #include "slicewright/base/clock.h"
+#include "slicewright/base/mutex.h"
 #include "slicewright/base/result.h"
 #include "slicewright/client/rest_client.h"
 
@@ -127,11 +126,11 @@ class Reflector final {
   const ReflectorOptions options_;
   Clock& clock_;
 
-  mutable std::mutex mu_;
-  std::condition_variable wake_;
-  bool stopped_ = false;                          // guarded by mu_
-  client::StreamCanceller* canceller_ = nullptr;  // the open watch's; guarded by mu_
-  ReflectorStats stats_;                          // guarded by mu_
+  mutable Mutex mu_;
+  CondVar wake_;
+  bool stopped_ SW_GUARDED_BY(mu_) = false;
+  client::StreamCanceller* canceller_ SW_GUARDED_BY(mu_) = nullptr;  // the open watch's
+  ReflectorStats stats_ SW_GUARDED_BY(mu_);
 
   // Run()'s thread only.
   std::string last_resource_version_;

@@ -7,7 +7,6 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "slicewright/base/check.h"
+#include "slicewright/base/mutex.h"
 #include "slicewright/model/compact_pod.h"
 #include "slicewright/model/meta.h"
 
@@ -67,13 +67,13 @@ class Store final {
 
   // Adds an index. Only before the first write (the informer's Start()).
   void AddIndex(std::string name, IndexFunc index) {
-    std::unique_lock lock(mu_);
+    WriterMutexLock lock(mu_);
     SW_CHECK(size_ == 0);
     indexes_.emplace(std::move(name), Index{std::move(index), {}});
   }
 
   Ptr Get(std::string_view namespace_, std::string_view name) const {
-    std::shared_lock lock(mu_);
+    ReaderMutexLock lock(mu_);
     const Bucket* bucket = FindBucket(namespace_);
     if (bucket == nullptr) return nullptr;
     auto it = bucket->find(name);
@@ -88,7 +88,7 @@ class Store final {
   }
 
   std::vector<Ptr> List() const {
-    std::shared_lock lock(mu_);
+    ReaderMutexLock lock(mu_);
     std::vector<Ptr> out;
     out.reserve(size_);
     for (const auto& [ns, bucket] : buckets_) out.insert(out.end(), bucket.begin(), bucket.end());
@@ -96,7 +96,7 @@ class Store final {
   }
 
   std::vector<Ptr> ListNamespace(std::string_view namespace_) const {
-    std::shared_lock lock(mu_);
+    ReaderMutexLock lock(mu_);
     const Bucket* bucket = FindBucket(namespace_);
     if (bucket == nullptr) return {};
     return std::vector<Ptr>(bucket->begin(), bucket->end());
@@ -105,7 +105,7 @@ class Store final {
   // The objects of `namespace_` for which `match(object)` is true.
   template <typename Match>
   std::vector<Ptr> ListNamespace(std::string_view namespace_, Match&& match) const {
-    std::shared_lock lock(mu_);
+    ReaderMutexLock lock(mu_);
     std::vector<Ptr> out;
     if (const Bucket* bucket = FindBucket(namespace_)) {
       for (const Ptr& object : *bucket) {
@@ -120,7 +120,7 @@ class Store final {
   // object's control block, a cache miss of its own. `visit` must not call into the store.
   template <typename Visit>
   void ForEachByIndex(std::string_view index, std::string_view value, Visit&& visit) const {
-    std::shared_lock lock(mu_);
+    ReaderMutexLock lock(mu_);
     auto it = indexes_.find(index);
     if (it == indexes_.end()) return;
     auto entry = it->second.entries.find(value);
@@ -136,26 +136,26 @@ class Store final {
   }
 
   std::size_t size() const {
-    std::shared_lock lock(mu_);
+    ReaderMutexLock lock(mu_);
     return size_;
   }
 
   // Adds or replaces the object with `object`'s namespace and name; returns the one replaced.
   Ptr Upsert(Ptr object) {
-    std::unique_lock lock(mu_);
+    WriterMutexLock lock(mu_);
     return UpsertLocked(std::move(object));
   }
 
   // Removes the object; returns it (nullptr if absent).
   Ptr Remove(std::string_view namespace_, std::string_view name) {
-    std::unique_lock lock(mu_);
+    WriterMutexLock lock(mu_);
     return RemoveLocked(namespace_, name);
   }
 
   // Makes the store hold exactly `objects` (a relist), reporting the difference. An object whose
   // resourceVersion did not change is neither updated nor reported.
   ReplaceResult Replace(std::vector<Ptr> objects) {
-    std::unique_lock lock(mu_);
+    WriterMutexLock lock(mu_);
     ReplaceResult result;
     std::unordered_map<std::string_view, std::unordered_set<std::string_view>> listed;
     for (const Ptr& object : objects) {
@@ -222,19 +222,19 @@ class Store final {
     std::unordered_map<std::string, PtrSet, StringHash, std::equal_to<>> entries;
   };
 
-  const Bucket* FindBucket(std::string_view namespace_) const {
+  const Bucket* FindBucket(std::string_view namespace_) const SW_REQUIRES_SHARED(mu_) {
     auto it = buckets_.find(namespace_);
     return it == buckets_.end() ? nullptr : &it->second;
   }
 
-  Ptr FindLocked(std::string_view namespace_, std::string_view name) const {
+  Ptr FindLocked(std::string_view namespace_, std::string_view name) const SW_REQUIRES_SHARED(mu_) {
     const Bucket* bucket = FindBucket(namespace_);
     if (bucket == nullptr) return nullptr;
     auto it = bucket->find(name);
     return it == bucket->end() ? nullptr : *it;
   }
 
-  Ptr UpsertLocked(Ptr object) {
+  Ptr UpsertLocked(Ptr object) SW_REQUIRES(mu_) {
     const std::string& ns = ObjectAccess<T>::Namespace(*object);
     auto bucket_it = buckets_.find(std::string_view(ns));
     if (bucket_it == buckets_.end()) bucket_it = buckets_.emplace(ns, Bucket()).first;
@@ -256,7 +256,7 @@ class Store final {
     return old;
   }
 
-  Ptr RemoveLocked(std::string_view namespace_, std::string_view name) {
+  Ptr RemoveLocked(std::string_view namespace_, std::string_view name) SW_REQUIRES(mu_) {
     auto bucket_it = buckets_.find(namespace_);
     if (bucket_it == buckets_.end()) return nullptr;
     Bucket& bucket = bucket_it->second;
@@ -270,7 +270,7 @@ class Store final {
     return old;
   }
 
-  void IndexObject(const Ptr& object) {
+  void IndexObject(const Ptr& object) SW_REQUIRES(mu_) {
     for (auto& [name, index] : indexes_) {
       for (std::string& value : index.values_of(*object)) {
         index.entries[std::move(value)].insert(object);
@@ -278,7 +278,7 @@ class Store final {
     }
   }
 
-  void Unindex(const Ptr& object) {
+  void Unindex(const Ptr& object) SW_REQUIRES(mu_) {
     for (auto& [name, index] : indexes_) {
       for (const std::string& value : index.values_of(*object)) {
         auto entry = index.entries.find(value);
@@ -289,10 +289,10 @@ class Store final {
     }
   }
 
-  mutable std::shared_mutex mu_;
-  std::unordered_map<std::string, Bucket, StringHash, std::equal_to<>> buckets_;
-  std::unordered_map<std::string, Index, StringHash, std::equal_to<>> indexes_;
-  std::size_t size_ = 0;
+  mutable SharedMutex mu_;
+  std::unordered_map<std::string, Bucket, StringHash, std::equal_to<>> buckets_ SW_GUARDED_BY(mu_);
+  std::unordered_map<std::string, Index, StringHash, std::equal_to<>> indexes_ SW_GUARDED_BY(mu_);
+  std::size_t size_ SW_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace slicewright::cache

@@ -7,12 +7,12 @@
 
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "slicewright/base/mutex.h"
 #include "slicewright/base/result.h"
 #include "slicewright/client/kubeconfig.h"
 #include "slicewright/client/token_source.h"
@@ -95,9 +95,9 @@ class ExecCredentialProvider final {
   const ExecConfig config_;
   const ExecClusterInfo cluster_;
   const ExecProviderOptions options_;
-  std::mutex mu_;
-  std::optional<ExecCredential> cached_;  // guarded by mu_
-  std::uint64_t runs_ = 0;                // guarded by mu_
+  Mutex mu_;
+  std::optional<ExecCredential> cached_ SW_GUARDED_BY(mu_);
+  std::uint64_t runs_ SW_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace slicewright::client

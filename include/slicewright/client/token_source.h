@@ -6,10 +6,10 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "slicewright/base/mutex.h"
 #include "slicewright/base/result.h"
 
 namespace slicewright::client {
@@ -59,9 +59,9 @@ class FileTokenSource final : public TokenSource {
   const std::string path_;
   const NowFunction now_;
   const std::chrono::seconds max_age_;
-  std::mutex mu_;
-  std::optional<std::string> token_;               // guarded by mu_
-  std::chrono::system_clock::time_point read_at_;  // guarded by mu_
+  Mutex mu_;
+  std::optional<std::string> token_ SW_GUARDED_BY(mu_);
+  std::chrono::system_clock::time_point read_at_ SW_GUARDED_BY(mu_);
 };
 
 // Reads a token file once, trimmed; kUnauthorized when it is empty. Used to validate at load time.

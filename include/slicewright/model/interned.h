@@ -8,9 +8,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <unordered_set>
 #include <utility>
+
+#include "slicewright/base/mutex.h"
 
 namespace slicewright::model {
 
@@ -96,7 +97,7 @@ class Interner final {
   template <typename U>
   Interned<T> Intern(U&& value) {
     if (value == Empty()) return Interned<T>();
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = nodes_.find(value);
     if (it != nodes_.end()) return Interned<T>(*it);
     if (nodes_.size() >= sweep_at_) SweepLocked();
@@ -107,13 +108,13 @@ class Interner final {
 
   // Distinct values in the pool, including ones not yet swept.
   std::size_t size() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return nodes_.size();
   }
 
   // Frees every value no handle holds any more.
   void Sweep() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     SweepLocked();
   }
 
@@ -121,7 +122,7 @@ class Interner final {
   using Node = internal::InternNode<T>;
   static constexpr std::size_t kMinSweep = 1024;
 
-  void SweepLocked() {
+  void SweepLocked() SW_REQUIRES(mu_) {
     for (auto it = nodes_.begin(); it != nodes_.end();) {
       // Only the pool holds it. Nobody can take a new reference concurrently: new handles come
       // from existing ones (count >= 2) or from Intern(), which holds mu_.
@@ -155,9 +156,9 @@ class Interner final {
     if (node->references.fetch_sub(1, std::memory_order_acq_rel) == 1) delete node;
   }
 
-  mutable std::mutex mu_;
-  std::unordered_set<Node*, NodeHash, NodeEqual> nodes_;
-  std::size_t sweep_at_ = kMinSweep;
+  mutable Mutex mu_;
+  std::unordered_set<Node*, NodeHash, NodeEqual> nodes_ SW_GUARDED_BY(mu_);
+  std::size_t sweep_at_ SW_GUARDED_BY(mu_) = kMinSweep;
 };
 
 }  // namespace slicewright::model

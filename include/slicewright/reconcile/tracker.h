@@ -21,7 +21,12 @@ class EndpointSliceTracker final {
   // The generation recorded for a slice whose deletion the controller issued.
   static constexpr std::int64_t kDeletionExpected = -1;
 
+  // Which owner a slice belongs to, as "namespace/name": by default its kubernetes.io/service-name
+  // label's Service. StaleSlices() asks about the Service of that namespace and name.
+  using OwnerKeyFn = std::string (*)(const model::ObjectMeta& slice);
+
   EndpointSliceTracker() = default;
+  explicit EndpointSliceTracker(OwnerKeyFn owner_key) : owner_key_(owner_key) {}
   EndpointSliceTracker(const EndpointSliceTracker&) = delete;
   EndpointSliceTracker& operator=(const EndpointSliceTracker&) = delete;
 
@@ -68,6 +73,9 @@ class EndpointSliceTracker final {
   template <typename SliceRange>
   bool StaleSlicesImpl(const model::Service& service, const SliceRange& slices);
 
+  std::string KeyOf(const model::ObjectMeta& slice) const;
+
+  const OwnerKeyFn owner_key_ = nullptr;  // nullptr: the kubernetes.io/service-name label
   mutable Mutex mu_;
   // "namespace/service-name" -> tracked slices
   std::unordered_map<std::string, Generations> generations_by_service_ SW_GUARDED_BY(mu_);

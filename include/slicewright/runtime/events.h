@@ -8,13 +8,11 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <string>
 #include <string_view>
@@ -22,6 +20,7 @@
 #include <utility>
 
 #include "slicewright/base/clock.h"
+#include "slicewright/base/mutex.h"
 #include "slicewright/base/result.h"
 #include "slicewright/client/rest_client.h"
 #include "slicewright/model/core.h"
@@ -190,16 +189,19 @@ class EventRecorder final {
   EventCorrelator correlator_;  // sink thread only
   std::mt19937_64 random_;      // sink thread only
 
-  mutable std::mutex mu_;
-  std::condition_variable queue_cv_;  // the sink thread waits for events or shutdown
-  std::condition_variable done_cv_;   // Flush() waits for done_seq_
-  std::condition_variable retry_cv_;  // a retry wait; ShutDown() notifies it
-  std::deque<std::pair<std::uint64_t, model::Event>> queue_;  // (sequence number, event)
-  std::uint64_t last_seq_ = 0;                                // of the last event queued
-  std::uint64_t done_seq_ = 0;        // every event up to this one is written or dropped
-  std::int64_t last_name_nanos_ = 0;  // keeps generated names unique under a coarse clock
-  bool shutting_down_ = false;
-  std::mutex join_mu_;  // one ShutDown() joins, a concurrent one waits for it
+  mutable Mutex mu_;
+  CondVar queue_cv_;  // the sink thread waits for events or shutdown
+  CondVar done_cv_;   // Flush() waits for done_seq_
+  CondVar retry_cv_;  // a retry wait; ShutDown() notifies it
+  // (sequence number, event)
+  std::deque<std::pair<std::uint64_t, model::Event>> queue_ SW_GUARDED_BY(mu_);
+  std::uint64_t last_seq_ SW_GUARDED_BY(mu_) = 0;  // of the last event queued
+  // Every event up to this one is written or dropped.
+  std::uint64_t done_seq_ SW_GUARDED_BY(mu_) = 0;
+  // Keeps generated names unique under a coarse clock.
+  std::int64_t last_name_nanos_ SW_GUARDED_BY(mu_) = 0;
+  bool shutting_down_ SW_GUARDED_BY(mu_) = false;
+  Mutex join_mu_;  // one ShutDown() joins, a concurrent one waits for it
 
   std::atomic<std::uint64_t> created_{0};
   std::atomic<std::uint64_t> patched_{0};
@@ -207,7 +209,7 @@ class EventRecorder final {
   std::atomic<std::uint64_t> dropped_spam_{0};
   std::atomic<std::uint64_t> dropped_write_failed_{0};
 
-  std::thread sink_thread_;
+  std::thread sink_thread_ SW_GUARDED_BY(join_mu_);
 };
 
 }  // namespace slicewright::runtime

@@ -8,11 +8,9 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <stop_token>
@@ -20,6 +18,7 @@
 #include <string_view>
 
 #include "slicewright/base/clock.h"
+#include "slicewright/base/mutex.h"
 #include "slicewright/base/result.h"
 #include "slicewright/client/rest_client.h"
 #include "slicewright/model/coordination.h"
@@ -117,10 +116,10 @@ class LeaderElector final {
   // The lease with this candidate's record in it; `base` supplies the object (resourceVersion).
   model::Lease Desired(const model::Lease& base, bool keep_acquire_time, std::int32_t transitions,
                        model::Time now) const;
-  // Records a lease we wrote or read as the observed one. Requires mu_.
-  void ObserveLocked(model::Lease lease, Clock::TimePoint now);
-  bool IsLeaderLocked() const;
-  bool LeaseValidLocked(Clock::TimePoint now) const;
+  // Records a lease we wrote or read as the observed one.
+  void ObserveLocked(model::Lease lease, Clock::TimePoint now) SW_REQUIRES(mu_);
+  bool IsLeaderLocked() const SW_REQUIRES(mu_);
+  bool LeaseValidLocked(Clock::TimePoint now) const SW_REQUIRES(mu_);
   // Writes `lease` with PUT; on success it becomes the observed lease.
   bool Write(const model::Lease& lease, Clock::TimePoint now, std::string_view what);
   void MaybeReportTransition();
@@ -143,19 +142,19 @@ class LeaderElector final {
   const Clock::TimePoint steady_origin_;
   const model::Time wall_origin_;
 
-  std::mutex attempt_mu_;  // serializes TryAcquireOrRenew() and Release()
+  Mutex attempt_mu_;  // serializes TryAcquireOrRenew() and Release()
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_ SW_ACQUIRED_AFTER(attempt_mu_);
   // The last lease read or written (its object carries the resourceVersion a PUT needs).
-  std::optional<model::Lease> observed_;
+  std::optional<model::Lease> observed_ SW_GUARDED_BY(mu_);
   // Local clock time when observed_'s spec last changed: expiry is judged from here.
-  Clock::TimePoint observed_time_;
-  std::string reported_leader_;  // the holder last passed to on_new_leader
-  bool reported_ = false;
+  Clock::TimePoint observed_time_ SW_GUARDED_BY(mu_);
+  std::string reported_leader_ SW_GUARDED_BY(mu_);  // the holder last passed to on_new_leader
+  bool reported_ SW_GUARDED_BY(mu_) = false;
 
-  std::mutex wait_mu_;
-  std::condition_variable wait_cv_;  // SleepUntil() waits here; a stop request notifies it
-  std::mt19937_64 random_;           // only Run()'s thread uses it
+  Mutex wait_mu_;
+  CondVar wait_cv_;         // SleepUntil() waits here; a stop request notifies it
+  std::mt19937_64 random_;  // only Run()'s thread uses it
 };
 
 }  // namespace slicewright::runtime

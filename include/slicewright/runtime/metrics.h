@@ -10,12 +10,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "slicewright/base/mutex.h"
 #include "slicewright/base/result.h"
 #include "slicewright/base/status.h"
 
@@ -116,8 +116,8 @@ class FamilyBase {
   std::string help_;
   MetricType type_;
   std::vector<std::string> label_names_;
-  mutable std::mutex mu_;
-  std::map<std::vector<std::string>, std::shared_ptr<void>> children_;
+  mutable Mutex mu_;
+  std::map<std::vector<std::string>, std::shared_ptr<void>> children_ SW_GUARDED_BY(mu_);
 };
 
 }  // namespace internal
@@ -236,12 +236,13 @@ class Registry final {
   Result<Family*> AddFamily(std::string name, std::string help,
                             std::vector<std::string> label_names, Args&&... args);
 
-  mutable std::mutex mu_;
-  std::map<std::string, std::unique_ptr<internal::FamilyBase>, std::less<>> families_;
+  mutable Mutex mu_;
+  std::map<std::string, std::unique_ptr<internal::FamilyBase>, std::less<>> families_
+      SW_GUARDED_BY(mu_);
 
-  mutable std::mutex hooks_mu_;
-  std::uint64_t next_hook_id_ = 1;
-  std::map<std::uint64_t, std::function<void()>> hooks_;
+  mutable Mutex hooks_mu_;
+  std::uint64_t next_hook_id_ SW_GUARDED_BY(hooks_mu_) = 1;
+  std::map<std::uint64_t, std::function<void()>> hooks_ SW_GUARDED_BY(hooks_mu_);
 };
 
 }  // namespace slicewright::runtime

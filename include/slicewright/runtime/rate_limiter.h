@@ -5,13 +5,13 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "slicewright/base/clock.h"
+#include "slicewright/base/mutex.h"
 #include "slicewright/base/result.h"
 #include "slicewright/base/token_bucket.h"
 
@@ -45,8 +45,8 @@ class ItemExponentialRateLimiter final : public RateLimiter {
  private:
   const Clock::Duration base_;
   const Clock::Duration max_;
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, int> failures_;
+  mutable Mutex mu_;
+  std::unordered_map<std::string, int> failures_ SW_GUARDED_BY(mu_);
 };
 
 // One token bucket for all keys (BucketRateLimiter over golang.org/x/time/rate): it holds up to

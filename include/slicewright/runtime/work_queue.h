@@ -11,11 +11,9 @@
 // must have returned from Get() before the queue is destroyed (shut down, then join the workers).
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -25,6 +23,7 @@
 #include <unordered_set>
 
 #include "slicewright/base/clock.h"
+#include "slicewright/base/mutex.h"
 #include "slicewright/base/result.h"
 #include "slicewright/runtime/metrics.h"
 #include "slicewright/runtime/rate_limiter.h"
@@ -109,11 +108,11 @@ class WorkQueue final {
 
   WorkQueue(Clock& clock, std::unique_ptr<RateLimiter> rate_limiter, Metrics metrics);
 
-  void AddLocked(const std::string& key, Clock::TimePoint now);
+  void AddLocked(const std::string& key, Clock::TimePoint now) SW_REQUIRES(mu_);
   // Adds every delayed key whose deadline has passed. Besides the delaying thread, readers (Get,
   // Len) call it too, so right after a FakeClock advance they see the due keys without racing
   // the thread.
-  void MoveDueLocked();
+  void MoveDueLocked() SW_REQUIRES(mu_);
   void DelayLoop();
   void UpdateUnfinishedWork();
 
@@ -121,22 +120,23 @@ class WorkQueue final {
   const std::unique_ptr<RateLimiter> rate_limiter_;
   const Metrics metrics_;
 
-  mutable std::mutex mu_;
-  std::condition_variable ready_cv_;  // Get() waits for a key or shutdown
-  std::condition_variable drain_cv_;  // ShutDownWithDrain() waits for processing_ to empty
-  std::condition_variable delay_cv_;  // the delaying thread waits for a deadline or an earlier key
+  mutable Mutex mu_;
+  CondVar ready_cv_;  // Get() waits for a key or shutdown
+  CondVar drain_cv_;  // ShutDownWithDrain() waits for processing_ to empty
+  CondVar delay_cv_;  // the delaying thread waits for a deadline or an earlier key
 
-  std::deque<std::string> queue_;                                 // ready keys, in order
-  std::unordered_set<std::string> dirty_;                         // keys to be processed
-  std::unordered_map<std::string, Clock::TimePoint> processing_;  // held by a worker, since
-  std::unordered_map<std::string, Clock::TimePoint> added_at_;    // dirty since (for metrics)
+  std::deque<std::string> queue_ SW_GUARDED_BY(mu_);          // ready keys, in order
+  std::unordered_set<std::string> dirty_ SW_GUARDED_BY(mu_);  // keys to be processed
+  // Held by a worker, since; dirty since (for metrics).
+  std::unordered_map<std::string, Clock::TimePoint> processing_ SW_GUARDED_BY(mu_);
+  std::unordered_map<std::string, Clock::TimePoint> added_at_ SW_GUARDED_BY(mu_);
   // Delayed keys by (deadline, arrival order), and each key's entry.
   using Waiting = std::tuple<Clock::TimePoint, std::uint64_t, std::string>;
-  std::set<Waiting> waiting_;
-  std::unordered_map<std::string, std::set<Waiting>::iterator> waiting_index_;
-  std::uint64_t next_seq_ = 0;
-  bool shutting_down_ = false;
-  bool drain_ = false;
+  std::set<Waiting> waiting_ SW_GUARDED_BY(mu_);
+  std::unordered_map<std::string, std::set<Waiting>::iterator> waiting_index_ SW_GUARDED_BY(mu_);
+  std::uint64_t next_seq_ SW_GUARDED_BY(mu_) = 0;
+  bool shutting_down_ SW_GUARDED_BY(mu_) = false;
+  bool drain_ SW_GUARDED_BY(mu_) = false;
 
   std::thread delay_thread_;
   Registry::CollectHook collect_hook_;

@@ -382,7 +382,7 @@ ResourceRegistry::ResourceRegistry() {
 
 ResourcePtr ResourceRegistry::Find(std::string_view group, std::string_view version,
                                    std::string_view resource) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const ResourcePtr& r : resources_) {
     if (SameGroupVersion(*r, group, version) && r->resource == resource) return r;
   }
@@ -391,7 +391,7 @@ ResourcePtr ResourceRegistry::Find(std::string_view group, std::string_view vers
 
 ResourcePtr ResourceRegistry::FindKind(std::string_view group, std::string_view version,
                                        std::string_view kind) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const ResourcePtr& r : resources_) {
     if (SameGroupVersion(*r, group, version) && r->kind == kind) return r;
   }
@@ -399,12 +399,12 @@ ResourcePtr ResourceRegistry::FindKind(std::string_view group, std::string_view 
 }
 
 std::vector<ResourcePtr> ResourceRegistry::All() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return resources_;
 }
 
 std::vector<std::string> ResourceRegistry::Groups() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::string> groups;
   for (const ResourcePtr& r : resources_) {
     if (std::find(groups.begin(), groups.end(), r->group) == groups.end()) {
@@ -415,7 +415,7 @@ std::vector<std::string> ResourceRegistry::Groups() const {
 }
 
 std::vector<std::string> ResourceRegistry::Versions(std::string_view group) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::string> versions;
   for (const ResourcePtr& r : resources_) {
     if (r->group == group &&
@@ -434,14 +434,14 @@ void ResourceRegistry::SetCustom(const std::string& crd_name, std::vector<Resour
     r.builtin = false;
     added.push_back(std::make_shared<const ResourceInfo>(std::move(r)));
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::erase_if(resources_, [&](const ResourcePtr& r) { return r->crd_name == crd_name; });
   resources_.insert(resources_.end(), added.begin(), added.end());
   ++generation_;
 }
 
 void ResourceRegistry::RemoveCustom(const std::string& crd_name) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (std::erase_if(resources_, [&](const ResourcePtr& r) { return r->crd_name == crd_name; }) >
       0) {
     ++generation_;
@@ -449,7 +449,7 @@ void ResourceRegistry::RemoveCustom(const std::string& crd_name) {
 }
 
 std::uint64_t ResourceRegistry::generation() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return generation_;
 }
 

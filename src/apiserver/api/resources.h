@@ -5,13 +5,14 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
+
+#include "slicewright/base/mutex.h"
 
 namespace slicewright::apiserver {
 
@@ -106,9 +107,9 @@ class ResourceRegistry final {
   std::uint64_t generation() const;
 
  private:
-  mutable std::mutex mu_;
-  std::vector<ResourcePtr> resources_;  // guarded by mu_
-  std::uint64_t generation_ = 1;        // guarded by mu_
+  mutable Mutex mu_;
+  std::vector<ResourcePtr> resources_ SW_GUARDED_BY(mu_);
+  std::uint64_t generation_ SW_GUARDED_BY(mu_) = 1;
 };
 
 }  // namespace slicewright::apiserver

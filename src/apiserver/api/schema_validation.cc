@@ -1,4 +1,6 @@
-// Structural-schema pruning, defaulting and validation; see schema_validation.h. The validator
+// Structural-schema pruning, defaulting and validation; see schema_validation.h. Upstream:
+// k8s.io/apiextensions-apiserver pkg/apiserver/schema/{pruning,defaulting,listtype} and
+// pkg/apiserver/validation over kube-openapi's validator (read, not copied). The validator
 // follows kube-openapi's (pkg/validation/validate: the validators of one schema run in its order,
 // type, string, format, number, slice, enum, object) and its messages (pkg/validation/errors), and
 // apiextensions-apiserver's conversion of them to field errors (kubeOpenAPIResultToFieldErrors):
@@ -74,7 +76,7 @@ using nlohmann::json;
 // executor recurses once per repeated character (a 8 KiB value overflowed an 8 MiB stack under
 // AddressSanitizer). Such a value is refused as not matching (kube has no such limit; see
 // docs/design.md). Patterns without escapes run on glibc's POSIX matcher, with no limit.
-constexpr std::size_t kMaxPatternInput = 2 * 1024;
+constexpr std::size_t kMaxPatternInput = std::size_t{2} * 1024;
 
 // --- Go-style rendering of values, as field.Error's ErrorBody prints them ----------------------
 
@@ -229,6 +231,15 @@ std::string_view FormatOf(const json& v) {
   return "";
 }
 
+// a + b + c (+ d) in one allocation.
+std::string Cat(std::string_view a, std::string_view b, std::string_view c,
+                std::string_view d = "") {
+  std::string out;
+  out.reserve(a.size() + b.size() + c.size() + d.size());
+  out.append(a).append(b).append(c).append(d);
+  return out;
+}
+
 std::size_t CodePoints(std::string_view s) {
   std::size_t n = 0;
   for (unsigned char c : s) n += (c & 0xc0) != 0x80;
@@ -338,7 +349,7 @@ class Compiler final {
             "Invalid value: " + GoValue(*props) + ": must be an object");
       } else {
         for (const auto& [key, sub] : props->items()) {
-          Node(sub, path + ".properties[" + key + "]", node.properties[key], depth + 1);
+          Node(sub, Cat(path, ".properties[", key, "]"), node.properties[key], depth + 1);
         }
       }
     }
@@ -880,15 +891,15 @@ class Validator final {
     for (const auto& [key, value] : data.items()) {
       if (s.properties.contains(key)) continue;
       if (s.additional != nullptr) {
-        Validate(*s.additional, value, name + "." + key);
+        Validate(*s.additional, value, Cat(name, ".", key));
       }
     }
     for (const auto& [key, prop] : s.properties) {
       auto it = data.find(key);
-      if (it != data.end()) Validate(prop, *it, name.empty() ? key : name + "." + key);
+      if (it != data.end()) Validate(prop, *it, name.empty() ? key : Cat(name, ".", key));
     }
     for (const std::string& key : s.required) {
-      if (!data.contains(key)) Push("FieldValueRequired", name + "." + key, "Required value");
+      if (!data.contains(key)) Push("FieldValueRequired", Cat(name, ".", key), "Required value");
     }
   }
 
@@ -964,12 +975,12 @@ class ListTypes final {
     if (!obj.is_object()) return;
     if (s.additional != nullptr) {
       for (const auto& [key, value] : obj.items()) {
-        Value(path + "[" + key + "]", *s.additional, value);
+        Value(Cat(path, "[", key, "]"), *s.additional, value);
       }
     }
     for (const auto& [key, value] : obj.items()) {
       if (auto p = s.properties.find(key); p != s.properties.end()) {
-        Value(path.empty() ? key : path + "." + key, p->second, value);
+        Value(path.empty() ? key : Cat(path, ".", key), p->second, value);
       }
     }
   }

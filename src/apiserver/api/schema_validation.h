@@ -1,8 +1,6 @@
-// What kube-apiserver does with a CRD version's structural schema (openAPIV3Schema) to a custom
-// resource: pruning of unknown fields, defaulting, and validation with kube's field-error
-// messages (k8s.io/apiextensions-apiserver pkg/apiserver/schema/{pruning,defaulting,listtype},
-// pkg/apiserver/validation over kube-openapi's validator). A schema is compiled once per CRD
-// version; a CompiledSchema is immutable and thread-safe.
+// A CRD version's structural schema applied to custom resources as kube-apiserver applies it:
+// pruning of unknown fields, defaults, and validation with kube's field-error messages. Compiled
+// once per CRD version; a CompiledSchema is immutable and thread-safe.
 #pragma once
 
 #include <memory>

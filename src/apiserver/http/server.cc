@@ -23,13 +23,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -58,6 +56,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "slicewright/base/mutex.h"
 #include "slicewright/base/result.h"
 #include "slicewright/base/status.h"
 
@@ -330,14 +329,16 @@ void RaiseFileLimit() {
 // Streaming state shared between a Session (on its strand) and its StreamSink (any thread).
 
 struct StreamState {
-  std::mutex mu;
-  std::vector<std::shared_ptr<const std::string>> queue;  // chunks not yet handed to a write
-  std::size_t backlog_bytes = 0;                          // queued plus in-flight chunk bytes
-  bool closed = false;  // writes are refused: finished, stopped, overflowed or gone
-  bool finish = false;  // Finish() was called
+  Mutex mu;
+  // Chunks not yet handed to a write.
+  std::vector<std::shared_ptr<const std::string>> queue SW_GUARDED_BY(mu);
+  std::size_t backlog_bytes SW_GUARDED_BY(mu) = 0;  // queued plus in-flight chunk bytes
+  // Writes are refused: finished, stopped, overflowed or gone.
+  bool closed SW_GUARDED_BY(mu) = false;
+  bool finish SW_GUARDED_BY(mu) = false;  // Finish() was called
   // The session will look at `queue` again without being told: a flush is posted, a write is in
   // flight or the coalescing timer is armed. Sinks post a flush only while this is false.
-  bool flush_posted = false;
+  bool flush_posted SW_GUARDED_BY(mu) = false;
 };
 
 class ServerCore;
@@ -380,7 +381,7 @@ class Sink final : public StreamSink {
       : state_(std::move(state)), session_(std::move(session)), limit_(limit) {}
 
   bool Write(std::shared_ptr<const std::string> chunk) override {
-    std::lock_guard<std::mutex> lock(state_->mu);
+    MutexLock lock(state_->mu);
     if (state_->closed) return false;
     if (!chunk || chunk->empty()) return true;  // an empty chunk would end the chunked body
     if (chunk->size() > limit_ || state_->backlog_bytes > limit_ - chunk->size()) {
@@ -396,7 +397,7 @@ class Sink final : public StreamSink {
   }
 
   void Finish() override {
-    std::lock_guard<std::mutex> lock(state_->mu);
+    MutexLock lock(state_->mu);
     if (state_->closed) return;
     state_->closed = true;
     state_->finish = true;
@@ -408,7 +409,7 @@ class Sink final : public StreamSink {
 
   // Posts `callback` to the session's strand; false when the session is gone. Runs with
   // state_->mu held and the state open, which guarantees the io_context is still alive.
-  bool PostLocked(Callback callback) {
+  bool PostLocked(Callback callback) SW_REQUIRES(state_->mu) {
     std::shared_ptr<SessionBase> session = session_.lock();
     if (!session) return false;
     const asio::any_io_executor executor = session->executor();
@@ -465,21 +466,21 @@ class ServerCore {
   const HttpHandler handler_;
   std::atomic<bool> stopping_{false};
 
-  std::mutex mu_;  // guards the registry; declared before ioc_, which destroys the last sessions
-  std::condition_variable sessions_empty_;
-  std::unordered_map<std::uint64_t, std::weak_ptr<SessionBase>> sessions_;  // guarded by mu_
-  std::uint64_t next_session_id_ = 1;                                       // guarded by mu_
+  Mutex mu_;  // guards the registry; declared before ioc_, which destroys the last sessions
+  CondVar sessions_empty_;
+  std::unordered_map<std::uint64_t, std::weak_ptr<SessionBase>> sessions_ SW_GUARDED_BY(mu_);
+  std::uint64_t next_session_id_ SW_GUARDED_BY(mu_) = 1;
 
-  std::mutex lifecycle_mu_;  // serializes Start() and Stop()
-  bool started_ = false;     // guarded by lifecycle_mu_
-  bool stopped_ = false;     // guarded by lifecycle_mu_
+  Mutex lifecycle_mu_ SW_ACQUIRED_BEFORE(mu_);  // serializes Start() and Stop()
+  bool started_ SW_GUARDED_BY(lifecycle_mu_) = false;
+  bool stopped_ SW_GUARDED_BY(lifecycle_mu_) = false;
 
   std::unique_ptr<asio::ssl::context> ssl_;  // outlives every TLS stream (declared before ioc_)
   asio::io_context ioc_;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
   tcp::acceptor acceptor_;  // on its own strand, with accept_retry_
   asio::steady_timer accept_retry_;
-  std::vector<std::thread> threads_;
+  std::vector<std::thread> threads_ SW_GUARDED_BY(lifecycle_mu_);
   std::uint16_t port_ = 0;
 };
 
@@ -506,7 +507,7 @@ class Session final : public SessionBase {
 
   ~Session() override {
     if (state_) {
-      std::lock_guard<std::mutex> lock(state_->mu);
+      MutexLock lock(state_->mu);
       state_->closed = true;
     }
   }
@@ -807,7 +808,7 @@ class Session final : public SessionBase {
     bool ends = false;
     const auto now = std::chrono::steady_clock::now();
     {
-      std::lock_guard<std::mutex> lock(state_->mu);
+      MutexLock lock(state_->mu);
       ends = state_->finish;
       if (state_->queue.empty() && !stream_header_ && !ends) {
         state_->flush_posted = false;  // idle: the next chunk posts a flush
@@ -915,7 +916,7 @@ class Session final : public SessionBase {
     // A burst can leave a large buffer behind; a quiet stream should not keep it.
     if (stream_out_.capacity() > kMaxStreamWriteBytes) std::string().swap(stream_out_);
     {
-      std::lock_guard<std::mutex> lock(state_->mu);
+      MutexLock lock(state_->mu);
       state_->backlog_bytes -= std::min(state_->backlog_bytes, batch_bytes_);
     }
     batch_bytes_ = 0;
@@ -981,7 +982,7 @@ class Session final : public SessionBase {
     if (!producer_) return;
     bool finished = false;
     {
-      std::lock_guard<std::mutex> lock(state_->mu);
+      MutexLock lock(state_->mu);
       finished = state_->finish;
       state_->closed = true;
       state_->queue.clear();
@@ -1063,7 +1064,7 @@ Status ServerCore::Initialize(const asio::ip::address& address) {
 }
 
 void ServerCore::Start() {
-  std::lock_guard<std::mutex> lifecycle(lifecycle_mu_);
+  MutexLock lifecycle(lifecycle_mu_);
   if (started_ || stopped_) return;
   started_ = true;
   work_.emplace(ioc_.get_executor());
@@ -1091,7 +1092,7 @@ void ServerCore::RunLoop() {
 
 std::vector<std::shared_ptr<SessionBase>> ServerCore::LiveSessions() {
   std::vector<std::shared_ptr<SessionBase>> live;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   live.reserve(sessions_.size());
   for (const auto& [id, weak] : sessions_) {
     if (auto session = weak.lock()) live.push_back(std::move(session));
@@ -1100,11 +1101,11 @@ std::vector<std::shared_ptr<SessionBase>> ServerCore::LiveSessions() {
 }
 
 void ServerCore::Stop() {
-  std::lock_guard<std::mutex> lifecycle(lifecycle_mu_);
+  MutexLock lifecycle(lifecycle_mu_);
   if (stopped_) return;
   stopped_ = true;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_.store(true, std::memory_order_release);  // under mu_: Register() sees it
   }
   if (started_) {
@@ -1118,8 +1119,11 @@ void ServerCore::Stop() {
     }
     work_.reset();
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      sessions_empty_.wait_for(lock, kStopGrace, [this] { return sessions_.empty(); });
+      MutexLock lock(mu_);
+      const auto give_up = std::chrono::steady_clock::now() + kStopGrace;
+      while (!sessions_.empty() && std::chrono::steady_clock::now() < give_up) {
+        sessions_empty_.WaitUntil(mu_, give_up);
+      }
     }
     ioc_.stop();
     for (std::thread& thread : threads_) thread.join();
@@ -1175,7 +1179,7 @@ void ServerCore::StartSession(tcp::socket socket) {
 }
 
 bool ServerCore::Register(const std::shared_ptr<SessionBase>& session) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (stopping()) return false;
   const std::uint64_t id = next_session_id_++;
   session->set_id(id);
@@ -1184,9 +1188,9 @@ bool ServerCore::Register(const std::shared_ptr<SessionBase>& session) {
 }
 
 void ServerCore::Unregister(std::uint64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   sessions_.erase(id);
-  if (sessions_.empty()) sessions_empty_.notify_all();
+  if (sessions_.empty()) sessions_empty_.NotifyAll();
 }
 
 HttpResponse ServerCore::Dispatch(HttpRequest& request) {

@@ -4,12 +4,10 @@
 #include <array>
 #include <charconv>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <exception>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <set>
 #include <string>
@@ -19,6 +17,7 @@
 
 #include <openssl/evp.h>
 
+#include "slicewright/base/mutex.h"
 #include "slicewright/model/time.h"
 
 #include "apiserver/api/crd.h"
@@ -298,16 +297,16 @@ struct ApiServer::Impl {
     void WaitForRevision(std::int64_t revision) const;
 
    private:
-    void Unlink(const std::string& key, const ObjectAttributes& attributes);
-    // Records the object at `key`; owners not (yet) known go to `missing_owners`. Requires mu_.
+    void Unlink(const std::string& key, const ObjectAttributes& attributes) SW_REQUIRES(mu_);
+    // Records the object at `key`; owners not (yet) known go to `missing_owners`.
     void Link(std::string_view key, const ObjectAttributes& attributes,
-              std::vector<std::string>& missing_owners);
+              std::vector<std::string>& missing_owners) SW_REQUIRES(mu_);
     // Schedules the collector's checks after an event, outside mu_.
     void ScheduleChecks(const std::string& gone_uid,
                         const std::vector<std::string>& missing_owners);
     Impl& impl_;
-    mutable std::mutex mu_;
-    mutable std::condition_variable seen_cv_;
+    mutable Mutex mu_;
+    mutable CondVar seen_cv_;
     // Which key holds a uid, by the key's hash: uids are unique, the key only guards an unlink
     // against a stale event of another object, and a hash costs no allocation per object.
     static std::size_t KeyHash(std::string_view key) { return std::hash<std::string_view>{}(key); }
@@ -320,9 +319,9 @@ struct ApiServer::Impl {
     };
     template <typename Value>
     using ByUid = std::unordered_map<std::string, Value, UidHash, std::equal_to<>>;
-    ByUid<std::size_t> key_by_uid_;            // guarded by mu_
-    ByUid<std::set<std::string>> dependents_;  // guarded by mu_
-    std::int64_t seen_revision_ = 0;           // guarded by mu_
+    ByUid<std::size_t> key_by_uid_ SW_GUARDED_BY(mu_);
+    ByUid<std::set<std::string>> dependents_ SW_GUARDED_BY(mu_);
+    std::int64_t seen_revision_ SW_GUARDED_BY(mu_) = 0;
   };
 
   // The owner index, caught up with every committed write.
@@ -338,8 +337,8 @@ struct ApiServer::Impl {
   std::optional<IpAllocator> ipv4_allocator;
   std::optional<IpAllocator> ipv6_allocator;
   PortAllocator node_ports;
-  std::mutex rng_mu;
-  std::mt19937_64 rng;  // guarded by rng_mu
+  Mutex rng_mu;
+  std::mt19937_64 rng SW_GUARDED_BY(rng_mu);
   std::shared_ptr<OwnerIndex> owner_index;
   std::unique_ptr<WatchRegistration> owner_index_registration;
   Background background;
@@ -451,15 +450,18 @@ void ApiServer::Impl::OwnerIndex::Unlink(const std::string& key,
 
 void ApiServer::Impl::OwnerIndex::MarkSeen(std::int64_t revision) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     seen_revision_ = std::max(seen_revision_, revision);
   }
-  seen_cv_.notify_all();
+  seen_cv_.NotifyAll();
 }
 
 void ApiServer::Impl::OwnerIndex::WaitForRevision(std::int64_t revision) const {
-  std::unique_lock lock(mu_);
-  seen_cv_.wait_for(lock, std::chrono::seconds(5), [&] { return seen_revision_ >= revision; });
+  MutexLock lock(mu_);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (seen_revision_ < revision && std::chrono::steady_clock::now() < give_up) {
+    seen_cv_.WaitUntil(mu_, give_up);
+  }
 }
 
 void ApiServer::Impl::OwnerIndex::Link(std::string_view key, const ObjectAttributes& attributes,
@@ -483,7 +485,7 @@ void ApiServer::Impl::OwnerIndex::OnEvent(const EventPtr& event) {
   std::vector<std::string> missing_owners;
   std::string gone_uid;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     seen_revision_ = std::max(seen_revision_, event->revision);
     if (event->prev != nullptr) {
       Unlink(event->key, event->prev->attributes);
@@ -496,7 +498,7 @@ void ApiServer::Impl::OwnerIndex::OnEvent(const EventPtr& event) {
       Link(event->key, attributes, missing_owners);
     }
   }
-  seen_cv_.notify_all();
+  seen_cv_.NotifyAll();
   ScheduleChecks(gone_uid, missing_owners);
 }
 
@@ -504,11 +506,11 @@ void ApiServer::Impl::OwnerIndex::OnInitialObject(std::string_view key,
                                                   const StoredObject& object) {
   std::vector<std::string> missing_owners;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     seen_revision_ = std::max(seen_revision_, object.mod_revision);
     Link(key, object.record->attributes, missing_owners);
   }
-  seen_cv_.notify_all();
+  seen_cv_.NotifyAll();
   ScheduleChecks("", missing_owners);
 }
 
@@ -526,7 +528,7 @@ void ApiServer::Impl::OwnerIndex::ScheduleChecks(const std::string& gone_uid,
 }
 
 std::vector<std::string> ApiServer::Impl::OwnerIndex::Dependents(std::string_view owner_uid) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = dependents_.find(owner_uid);
   if (it == dependents_.end()) {
     return {};
@@ -535,12 +537,12 @@ std::vector<std::string> ApiServer::Impl::OwnerIndex::Dependents(std::string_vie
 }
 
 bool ApiServer::Impl::OwnerIndex::Exists(std::string_view uid) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return key_by_uid_.contains(uid);
 }
 
 std::vector<std::string> ApiServer::Impl::OwnerIndex::DanglingOwners() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::string> dangling;
   for (const auto& [owner, deps] : dependents_) {
     if (!key_by_uid_.contains(owner)) {
@@ -555,7 +557,7 @@ std::vector<std::string> ApiServer::Impl::OwnerIndex::DanglingOwners() const {
 std::string ApiServer::Impl::NewUid() {
   std::array<std::uint8_t, 16> bytes{};
   {
-    std::lock_guard lock(rng_mu);
+    MutexLock lock(rng_mu);
     for (std::size_t i = 0; i < bytes.size(); i += 8) {
       std::uint64_t word = rng();
       for (std::size_t j = 0; j < 8; ++j) {
@@ -581,7 +583,7 @@ std::string ApiServer::Impl::RandomSuffix() {
   // apimachinery's utilrand.String alphabet: no vowels, no easily confused characters.
   static constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
   std::string suffix;
-  std::lock_guard lock(rng_mu);
+  MutexLock lock(rng_mu);
   for (int i = 0; i < 5; ++i) {
     suffix += kAlphabet[rng() % kAlphabet.size()];
   }
@@ -829,11 +831,12 @@ Status CheckTypeMeta(const ResourceInfo& info, Json& object) {
 const std::string& Served(const ResourceInfo& served, const std::string& stored,
                           std::string& scratch) {
   if (!served.builtin && !served.crd_name.empty() &&
-      stored.find("\"apiVersion\":\"" + served.GroupVersion() + "\"") == std::string::npos) {
+      !std::string_view(stored).starts_with("{\"apiVersion\":\"" + served.GroupVersion() + "\"")) {
     // A custom resource written through another version: conversion strategy None changes only
-    // apiVersion.
+    // apiVersion. (Stored JSON has its keys sorted, so apiVersion normally comes first.)
     Result<Json> parsed = ParseJson(stored, "stored object");
-    if (!parsed.ok() || !parsed->is_object()) {
+    if (!parsed.ok() || !parsed->is_object() ||
+        StringOr(*parsed, "apiVersion") == served.GroupVersion()) {
       return stored;
     }
     (*parsed)["apiVersion"] = served.GroupVersion();
@@ -2291,7 +2294,7 @@ HttpResponse ApiServer::Impl::HandleWatch(HttpRequest& request, const ResourceIn
   }
   if (timeout_seconds <= 0) {
     // kube-apiserver's default: --min-request-timeout (1800 s) times a random factor in [1, 2).
-    std::lock_guard lock(rng_mu);
+    MutexLock lock(rng_mu);
     timeout_seconds = 1800 + static_cast<std::int64_t>(rng() % 1800);
   }
   options.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
@@ -2303,6 +2306,20 @@ HttpResponse ApiServer::Impl::HandleWatch(HttpRequest& request, const ResourceIn
     options.encoder = [](const std::string& json) {
       Result<Json> parsed = ParseJson(json, "stored Event");
       return parsed.ok() ? DumpJson(CoreEventToV1(*parsed)) : json;
+    };
+  }
+  const std::vector<ResourcePtr> all = registry.All();
+  ResourcePtr custom =
+      info.builtin ? nullptr : registry.Find(info.group, info.version, info.resource);
+  if (custom != nullptr && !info.crd_name.empty() &&
+      std::count_if(all.begin(), all.end(),
+                    [&](const ResourcePtr& r) { return r->crd_name == info.crd_name; }) > 1) {
+    // A custom resource served in several versions: objects written through another one are
+    // shown in this one (conversion strategy None). Only then does a watch lose shared lines.
+    options.encoder = [held = std::move(custom)](const std::string& json) {
+      std::string scratch;
+      const std::string& shown = Served(*held, json, scratch);
+      return &shown == &scratch ? scratch : json;
     };
   }
   if (WantsTable(request)) {
@@ -2553,8 +2570,14 @@ HttpResponse ApiServer::Impl::HandlePatch(HttpRequest& request, const ResourceIn
       });
   HttpResponse response;
   if (!patched.ok()) {
+    // kube's strict-decoding refusal of a patched object names no kind or name (kubectl prints
+    // "The request is invalid: patch: ...").
+    const bool strict_refusal = patched.status().code() == StatusCode::kInvalid &&
+                                patched.status().message().starts_with(" \"\" is invalid: patch:");
     response = StatusResponse(AsServed(info, patched.status()),
-                              {ri.name, info.group, info.resource, info.kind});
+                              strict_refusal
+                                  ? StatusDetails{}
+                                  : StatusDetails{ri.name, info.group, info.resource, info.kind});
   } else {
     std::string scratch;
     response = ObjectResponse(request, info, 200, Served(info, patched->record->json, scratch));
@@ -2708,6 +2731,7 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Create(ApiServerOptions options,
       std::random_device device;
       seed = (static_cast<std::uint64_t>(device()) << 32) ^ device();
     }
+    MutexLock lock(impl->rng_mu);
     impl->rng.seed(seed);
   }
   Result<IpAllocator> ipv4 = IpAllocator::Create(impl->config.service_cidr_ipv4);

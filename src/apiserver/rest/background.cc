@@ -10,57 +10,59 @@ Background::~Background() { Stop(); }
 
 void Background::Schedule(std::function<void()> task, std::chrono::steady_clock::duration delay) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) {
       return;
     }
     tasks_.push(Task{std::chrono::steady_clock::now() + delay, next_sequence_++, std::move(task)});
   }
-  wake_.notify_one();
+  wake_.NotifyOne();
 }
 
 void Background::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
   if (thread_.joinable()) {
     thread_.join();
   }
 }
 
+bool Background::IdleLocked() const {
+  return stopping_ || (!running_task_ &&
+                       (tasks_.empty() || tasks_.top().due > std::chrono::steady_clock::now()));
+}
+
 void Background::WaitIdleForTest() {
-  std::unique_lock lock(mu_);
-  idle_.wait(lock, [this] {
-    return stopping_ || (!running_task_ &&
-                         (tasks_.empty() || tasks_.top().due > std::chrono::steady_clock::now()));
-  });
+  MutexLock lock(mu_);
+  while (!IdleLocked()) idle_.Wait(mu_);
 }
 
 void Background::Run() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (!stopping_) {
     if (tasks_.empty()) {
-      idle_.notify_all();
-      wake_.wait(lock);
+      idle_.NotifyAll();
+      wake_.Wait(mu_);
       continue;
     }
     const auto due = tasks_.top().due;
     if (due > std::chrono::steady_clock::now()) {
-      idle_.notify_all();
-      wake_.wait_until(lock, due);
+      idle_.NotifyAll();
+      wake_.WaitUntil(mu_, due);
       continue;
     }
     Task task = tasks_.top();
     tasks_.pop();
     running_task_ = true;
-    lock.unlock();
+    lock.Unlock();
     task.run();
-    lock.lock();
+    lock.Lock();
     running_task_ = false;
   }
-  idle_.notify_all();
+  idle_.NotifyAll();
 }
 
 }  // namespace slicewright::apiserver

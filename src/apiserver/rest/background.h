@@ -4,13 +4,13 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <queue>
 #include <thread>
 #include <vector>
+
+#include "slicewright/base/mutex.h"
 
 namespace slicewright::apiserver {
 
@@ -39,14 +39,16 @@ class Background final {
     }
   };
   void Run();
+  // No task is running or due now (or the thread is stopping).
+  bool IdleLocked() const SW_REQUIRES(mu_);
 
-  std::mutex mu_;
-  std::condition_variable wake_;
-  std::condition_variable idle_;
-  std::priority_queue<Task, std::vector<Task>, std::greater<>> tasks_;  // guarded by mu_
-  std::uint64_t next_sequence_ = 0;                                     // guarded by mu_
-  bool running_task_ = false;                                           // guarded by mu_
-  bool stopping_ = false;                                               // guarded by mu_
+  Mutex mu_;
+  CondVar wake_;
+  CondVar idle_;
+  std::priority_queue<Task, std::vector<Task>, std::greater<>> tasks_ SW_GUARDED_BY(mu_);
+  std::uint64_t next_sequence_ SW_GUARDED_BY(mu_) = 0;
+  bool running_task_ SW_GUARDED_BY(mu_) = false;
+  bool stopping_ SW_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -132,7 +132,7 @@ WatchStream::~WatchStream() = default;
 
 void WatchStream::Start(std::shared_ptr<StreamSink> sink) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     sink_ = std::move(sink);
     starting_ = true;
     starting_thread_ = std::this_thread::get_id();
@@ -143,7 +143,7 @@ void WatchStream::Start(std::shared_ptr<StreamSink> sink) {
       storage_.Watch(options_.storage, shared_from_this());
   std::unique_ptr<WatchRegistration> released;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     starting_ = false;
     if (!registration.ok()) {
       WriteLocked(std::make_shared<const std::string>(
@@ -171,7 +171,7 @@ void WatchStream::Start(std::shared_ptr<StreamSink> sink) {
 void WatchStream::Stop() {
   std::unique_ptr<WatchRegistration> released;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     done_ = true;
     released = std::move(registration_);
     sink_.reset();
@@ -183,7 +183,7 @@ void WatchStream::Stop() {
 }
 
 void WatchStream::OnEvent(const EventPtr& event) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (done_) {
     return;
   }
@@ -263,7 +263,7 @@ std::unique_ptr<WatchRegistration> WatchStream::FinishLocked() {
 void WatchStream::Tick(std::chrono::steady_clock::time_point now, bool bookmark_due) {
   std::unique_ptr<WatchRegistration> released;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (done_ || starting_) {
       return;
     }
@@ -282,12 +282,12 @@ WatchHub::WatchHub(std::chrono::seconds bookmark_interval)
 WatchHub::~WatchHub() { Stop(); }
 
 void WatchHub::Add(const std::shared_ptr<WatchStream>& stream) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   streams_.push_back(stream);
 }
 
 std::size_t WatchHub::active() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::size_t count = 0;
   for (const auto& stream : streams_) {
     count += stream.expired() ? 0 : 1;
@@ -297,13 +297,13 @@ std::size_t WatchHub::active() const {
 
 void WatchHub::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) {
       return;
     }
     stopping_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
   if (thread_.joinable()) {
     thread_.join();
   }
@@ -311,9 +311,9 @@ void WatchHub::Stop() {
 
 void WatchHub::Run() {
   auto next_bookmark = std::chrono::steady_clock::now() + bookmark_interval_;
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (!stopping_) {
-    wake_.wait_for(lock, std::chrono::seconds(1));
+    wake_.WaitUntil(mu_, std::chrono::steady_clock::now() + std::chrono::seconds(1));
     if (stopping_) {
       break;
     }
@@ -331,12 +331,12 @@ void WatchHub::Run() {
       live.push_back(std::move(stream));
       return false;
     });
-    lock.unlock();
+    lock.Unlock();
     for (const auto& stream : live) {
       stream->Tick(now, bookmark_due);
     }
     live.clear();
-    lock.lock();
+    lock.Lock();
   }
 }
 

@@ -6,17 +6,16 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "slicewright/base/mutex.h"
 #include "slicewright/labels/selector.h"
 
 #include "apiserver/http/server.h"
@@ -81,24 +80,24 @@ class WatchStream final : public ResponseStream,
   void Tick(std::chrono::steady_clock::time_point now, bool bookmark_due);
 
  private:
-  void DeliverLocked(const EventPtr& event);
-  void WriteLocked(std::shared_ptr<const std::string> line);
-  void SendBookmarkLocked(std::int64_t revision, bool initial_events_end);
+  void DeliverLocked(const EventPtr& event) SW_REQUIRES(mu_);
+  void WriteLocked(std::shared_ptr<const std::string> line) SW_REQUIRES(mu_);
+  void SendBookmarkLocked(std::int64_t revision, bool initial_events_end) SW_REQUIRES(mu_);
   // Ends the stream; the registration is released outside the lock by the caller.
-  std::unique_ptr<WatchRegistration> FinishLocked();
+  std::unique_ptr<WatchRegistration> FinishLocked() SW_REQUIRES(mu_);
 
   Storage& storage_;
   WatchHub& hub_;
   Options options_;
 
-  std::mutex mu_;
-  std::shared_ptr<StreamSink> sink_;                 // guarded by mu_
-  std::unique_ptr<WatchRegistration> registration_;  // guarded by mu_
-  bool starting_ = false;                            // guarded by mu_
-  std::thread::id starting_thread_;                  // guarded by mu_
-  std::deque<EventPtr> pending_;                     // guarded by mu_
-  bool done_ = false;                                // guarded by mu_
-  std::int64_t last_revision_ = 0;                   // guarded by mu_
+  Mutex mu_;
+  std::shared_ptr<StreamSink> sink_ SW_GUARDED_BY(mu_);
+  std::unique_ptr<WatchRegistration> registration_ SW_GUARDED_BY(mu_);
+  bool starting_ SW_GUARDED_BY(mu_) = false;
+  std::thread::id starting_thread_ SW_GUARDED_BY(mu_);
+  std::deque<EventPtr> pending_ SW_GUARDED_BY(mu_);
+  bool done_ SW_GUARDED_BY(mu_) = false;
+  std::int64_t last_revision_ SW_GUARDED_BY(mu_) = 0;
 };
 
 class WatchHub final {
@@ -117,10 +116,10 @@ class WatchHub final {
   void Run();
 
   std::chrono::seconds bookmark_interval_;
-  mutable std::mutex mu_;
-  std::condition_variable wake_;
-  std::vector<std::weak_ptr<WatchStream>> streams_;  // guarded by mu_
-  bool stopping_ = false;                            // guarded by mu_
+  mutable Mutex mu_;
+  CondVar wake_;
+  std::vector<std::weak_ptr<WatchStream>> streams_ SW_GUARDED_BY(mu_);
+  bool stopping_ SW_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

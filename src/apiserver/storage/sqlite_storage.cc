@@ -401,11 +401,10 @@ class WatchHub {
     return slash == std::string_view::npos ? std::string_view() : prefix.substr(0, slash + 1);
   }
 
-  std::mutex mu;
+  Mutex mu;
 
-  // Requires mu.
   std::uint64_t AddLocked(std::string prefix, std::int64_t min_revision,
-                          std::shared_ptr<WatchSink> sink) {
+                          std::shared_ptr<WatchSink> sink) SW_REQUIRES(mu) {
     const std::uint64_t id = next_id_++;
     std::string bucket(BucketOf(prefix));
     buckets_[std::move(bucket)].push_back(
@@ -416,7 +415,7 @@ class WatchHub {
   void Remove(std::string_view bucket, std::uint64_t id) {
     std::shared_ptr<WatchSink>
         sink;  // released after the lock: its destructor is the caller's code
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     auto it = buckets_.find(bucket);
     if (it == buckets_.end()) return;
     std::vector<Watcher>& watchers = it->second;
@@ -428,11 +427,11 @@ class WatchHub {
     if (watchers.empty()) buckets_.erase(it);
   }
 
-  // Requires mu. Visits only the buckets that are '/'-terminated prefixes of the key (and "").
-  void DeliverLocked(const EventPtr& event) {
+  // Visits only the buckets that are '/'-terminated prefixes of the key (and "").
+  void DeliverLocked(const EventPtr& event) SW_REQUIRES(mu) {
     if (buckets_.empty()) return;
     const std::string_view key = event->key;
-    auto deliver = [&](std::string_view bucket) {
+    auto deliver = [&](std::string_view bucket) SW_REQUIRES(mu) {
       auto it = buckets_.find(bucket);
       if (it == buckets_.end()) return;
       for (const Watcher& watcher : it->second) {
@@ -449,8 +448,8 @@ class WatchHub {
   }
 
  private:
-  std::uint64_t next_id_ = 1;                                         // guarded by mu
-  std::map<std::string, std::vector<Watcher>, std::less<>> buckets_;  // guarded by mu
+  std::uint64_t next_id_ SW_GUARDED_BY(mu) = 1;
+  std::map<std::string, std::vector<Watcher>, std::less<>> buckets_ SW_GUARDED_BY(mu);
 };
 
 }  // namespace internal
@@ -579,6 +578,7 @@ Result<std::unique_ptr<SqliteStorage>> SqliteStorage::Open(SqliteStorageOptions 
 
 Status SqliteStorage::Load(internal::SqliteDb& db, const SqliteStorageOptions& options) {
   const std::string what = "loading database " + db.path();
+  WriterMutexLock state_lock(state_mu_);  // uncontended: nothing else has the storage yet
   SW_ASSIGN_OR_RETURN(std::int64_t version,
                       db.QueryInt64("SELECT value FROM meta WHERE name = 'schema_version'", what));
   if (version == 1) {
@@ -599,7 +599,8 @@ Status SqliteStorage::Load(internal::SqliteDb& db, const SqliteStorageOptions& o
   // share it instead of decoding the same row again. The history holds every revision after the
   // compacted one, one event each, so the revision is an index; the key check keeps an
   // inconsistent file from sharing a wrong record.
-  const auto kept_record = [this](std::string_view key, std::int64_t revision) -> RecordPtr {
+  const auto kept_record = [this](std::string_view key, std::int64_t revision)
+                               SW_REQUIRES(state_mu_) -> RecordPtr {
     if (history_.empty() || revision < history_.front().event->revision) return nullptr;
     const auto index = static_cast<std::size_t>(revision - history_.front().event->revision);
     if (index >= history_.size()) return nullptr;
@@ -719,21 +720,24 @@ Result<std::int64_t> SqliteStorage::Write(WriteKind kind, std::string_view key,
   if (!render) return InternalError("writing " + std::string(key) + ": no render function");
   // Counted before taking the lock, so the writer holding it knows this one will join the batch.
   arriving_.fetch_add(1, std::memory_order_relaxed);
-  std::unique_lock write_lock(write_mu_);
+  MutexLock write_lock(write_mu_);
   PendingWrite pending;
   Status staged = Stage(kind, key, expected_mod_revision, render, pending);
   arriving_.fetch_sub(1, std::memory_order_relaxed);
-  Delivery delivery = MaybeCommitLocked();
-  if (delivery.order_lock.owns_lock()) {
+  std::vector<EventPtr> events;
+  if (ShouldCommitLocked() && CommitBatchLocked()) {
     // Fan the batch out to the watchers without blocking the next batch's writers: the order
     // lock, taken before write_mu_ is released, keeps the batches' events in revision order.
-    write_lock.unlock();
-    for (const EventPtr& event : delivery.events) hub_->DeliverLocked(event);
-    delivery.order_lock.unlock();
-    write_lock.lock();
+    {
+      MutexLock order_lock(hub_->mu);
+      events = ApplyBatchLocked();
+      write_lock.Unlock();
+      for (const EventPtr& event : events) hub_->DeliverLocked(event);
+    }
+    write_lock.Lock();
   }
   if (!staged.ok()) return staged;
-  batch_done_.wait(write_lock, [&] { return pending.done; });
+  while (!pending.done) batch_done_.Wait(write_mu_);
   if (!pending.status.ok()) return std::move(pending.status);
   return pending.entry.event->revision;
 }
@@ -743,10 +747,11 @@ Status SqliteStorage::Stage(WriteKind kind, std::string_view key,
                             PendingWrite& pending) {
   // A second write to a key in the open batch commits the batch first, so its preconditions are
   // checked against committed state (and a retry after a conflict sees the write it lost to).
-  if (staged_keys_.contains(key)) {
-    Delivery delivery = CommitBatchLocked();
-    for (const EventPtr& event : delivery.events) hub_->DeliverLocked(event);
+  if (staged_keys_.contains(key) && CommitBatchLocked()) {
+    MutexLock order_lock(hub_->mu);
+    for (const EventPtr& event : ApplyBatchLocked()) hub_->DeliverLocked(event);
   }
+  AssertStateReadable();
   auto it = objects_.find(key);
   const StoredObject* existing = it == objects_.end() ? nullptr : &it->second;
   if (kind == WriteKind::kCreate) {
@@ -793,8 +798,9 @@ Status SqliteStorage::Stage(WriteKind kind, std::string_view key,
   // The history seen here is the committed one minus what the open batch already compacts, plus
   // the batch's own events; only committed events are compacted.
   const auto first_kept = std::partition_point(
-      history_.begin(), history_.end(),
-      [&](const HistoryEntry& kept) { return kept.event->revision <= batch_compact_to_; });
+      history_.begin(), history_.end(), [&](const HistoryEntry& kept) SW_REQUIRES(write_mu_) {
+        return kept.event->revision <= batch_compact_to_;
+      });
   const auto committed_kept = static_cast<std::int64_t>(history_.end() - first_kept);
   const std::int64_t kept_after = committed_kept + static_cast<std::int64_t>(batch_.size()) + 1;
   std::int64_t compact_to = 0;
@@ -818,12 +824,10 @@ Status SqliteStorage::Stage(WriteKind kind, std::string_view key,
   return Status::Ok();
 }
 
-SqliteStorage::Delivery SqliteStorage::MaybeCommitLocked() {
-  if (batch_.empty()) return {};
-  if (arriving_.load(std::memory_order_relaxed) > 0 && batch_.size() < kMaxBatchWrites) {
-    return {};  // a writer on its way commits
-  }
-  return CommitBatchLocked();
+bool SqliteStorage::ShouldCommitLocked() const {
+  if (batch_.empty()) return false;
+  // A writer on its way commits.
+  return arriving_.load(std::memory_order_relaxed) == 0 || batch_.size() >= kMaxBatchWrites;
 }
 
 void SqliteStorage::FailBatchLocked(const Status& status) {
@@ -834,11 +838,11 @@ void SqliteStorage::FailBatchLocked(const Status& status) {
   batch_.clear();
   staged_keys_.clear();
   batch_compact_to_ = 0;
-  batch_done_.notify_all();
+  batch_done_.NotifyAll();
 }
 
-SqliteStorage::Delivery SqliteStorage::CommitBatchLocked() {
-  if (batch_.empty()) return {};
+bool SqliteStorage::CommitBatchLocked() {
+  if (batch_.empty()) return false;
   const StorageEvent& last = *batch_.back()->entry.event;
   const std::string what =
       "committing revisions " + internal::RevisionText(batch_.front()->entry.event->revision) +
@@ -846,15 +850,17 @@ SqliteStorage::Delivery SqliteStorage::CommitBatchLocked() {
   Status status = db_->CommitBatch(what);
   if (!status.ok()) {
     FailBatchLocked(status);
-    return {};
+    return false;
   }
-  Delivery delivery;
-  std::vector<EventPtr>& events = delivery.events;
+  return true;
+}
+
+std::vector<EventPtr> SqliteStorage::ApplyBatchLocked() {
+  std::vector<EventPtr> events;
   events.reserve(batch_.size());
   std::vector<HistoryEntry> dropped;  // freed after the state lock is released
-  delivery.order_lock = std::unique_lock(hub_->mu);
   {
-    std::unique_lock state_lock(state_mu_);
+    WriterMutexLock state_lock(state_mu_);
     for (PendingWrite* pending : batch_) {
       const HistoryEntry& entry = pending->entry;
       const StorageEvent& event = *entry.event;
@@ -890,12 +896,12 @@ SqliteStorage::Delivery SqliteStorage::CommitBatchLocked() {
   batch_.clear();
   staged_keys_.clear();
   batch_compact_to_ = 0;
-  batch_done_.notify_all();
-  return delivery;
+  batch_done_.NotifyAll();
+  return events;
 }
 
 Result<StoredObject> SqliteStorage::Get(std::string_view key) const {
-  std::shared_lock lock(state_mu_);
+  ReaderMutexLock lock(state_mu_);
   auto it = objects_.find(key);
   if (it == objects_.end()) return NotFoundError("key " + std::string(key) + " not found");
   return it->second;
@@ -917,7 +923,7 @@ Result<ListResult> SqliteStorage::List(const ListOptions& options) const {
     return true;
   };
 
-  std::shared_lock lock(state_mu_);
+  ReaderMutexLock lock(state_mu_);
   const bool past = options.revision != 0 && options.revision != current_revision_;
   if (past && options.revision <= compacted_revision_) {
     return Status(StatusCode::kExpired, "The resourceVersion for the provided list is too old.");
@@ -932,7 +938,7 @@ Result<ListResult> SqliteStorage::List(const ListOptions& options) const {
   auto it = !options.start_after.empty() && options.start_after >= prefix
                 ? objects_.upper_bound(options.start_after)
                 : objects_.lower_bound(prefix);
-  const auto in_range = [&](decltype(it) at) {
+  const auto in_range = [&](decltype(it) at) SW_REQUIRES_SHARED(state_mu_) {
     return at != objects_.end() && at->first.starts_with(prefix);
   };
   if (!past) {
@@ -977,7 +983,7 @@ Result<ListResult> SqliteStorage::List(const ListOptions& options) const {
 }
 
 std::int64_t SqliteStorage::Count(std::string_view prefix) const {
-  std::shared_lock lock(state_mu_);
+  ReaderMutexLock lock(state_mu_);
   std::int64_t count = 0;
   for (auto it = objects_.lower_bound(prefix);
        it != objects_.end() && it->first.starts_with(prefix); ++it) {
@@ -998,9 +1004,9 @@ Result<std::unique_ptr<WatchRegistration>> SqliteStorage::Watch(const WatchOptio
   std::int64_t start_revision = 0;
   // The order lock keeps writers from appending or delivering until the sink is registered, so
   // the backlog and the live stream meet without a gap or an overlap.
-  std::lock_guard order_lock(hub_->mu);
+  MutexLock order_lock(hub_->mu);
   {
-    std::shared_lock state_lock(state_mu_);
+    ReaderMutexLock state_lock(state_mu_);
     start_revision = current_revision_;
     if (options.initial_state) {
       // Delivered under the shared state lock, so nothing is copied: writers cannot be waiting for
@@ -1035,12 +1041,12 @@ Result<std::unique_ptr<WatchRegistration>> SqliteStorage::Watch(const WatchOptio
 }
 
 std::int64_t SqliteStorage::CurrentRevision() const {
-  std::shared_lock lock(state_mu_);
+  ReaderMutexLock lock(state_mu_);
   return current_revision_;
 }
 
 std::int64_t SqliteStorage::CompactedRevision() const {
-  std::shared_lock lock(state_mu_);
+  ReaderMutexLock lock(state_mu_);
   return compacted_revision_;
 }
 

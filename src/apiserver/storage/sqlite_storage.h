@@ -5,20 +5,18 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "slicewright/base/mutex.h"
 #include "slicewright/base/result.h"
 
 #include "apiserver/storage/storage.h"
@@ -111,24 +109,27 @@ class SqliteStorage final : public Storage {
   // A batch commits at the latest once it holds this many writes.
   static constexpr std::size_t kMaxBatchWrites = 256;
 
+  // Runs in Open(), before the storage is shared.
   Status Load(internal::SqliteDb& db, const SqliteStorageOptions& options);
   Result<std::int64_t> Write(WriteKind kind, std::string_view key,
                              std::int64_t expected_mod_revision, const Render& render);
-  // Checks preconditions, renders and stages one write in the open batch. Requires write_mu_.
+  // Checks preconditions, renders and stages one write in the open batch.
   Status Stage(WriteKind kind, std::string_view key, std::int64_t expected_mod_revision,
-               const Render& render, PendingWrite& pending);
-  // A committed batch's events, still to be delivered to the watchers under the hub's order lock
-  // (held when order_lock owns it).
-  struct Delivery {
-    std::vector<EventPtr> events;
-    std::unique_lock<std::mutex> order_lock;
-  };
-  // Commits the batch unless another writer is on its way to join it. Requires write_mu_.
-  Delivery MaybeCommitLocked();
-  // Commits the open batch and applies it to memory, then returns with the order lock held so the
-  // caller delivers its events; on failure fails every write in it. Requires write_mu_.
-  Delivery CommitBatchLocked();
-  void FailBatchLocked(const Status& status);
+               const Render& render, PendingWrite& pending) SW_REQUIRES(write_mu_);
+  // Whether the open batch commits now: it holds writes and no other writer is on its way to join
+  // it (or it is full).
+  bool ShouldCommitLocked() const SW_REQUIRES(write_mu_);
+  // Commits the open batch to SQLite; false when it is empty or failed (every write in it then
+  // fails). On true the caller takes the hub's order lock and calls ApplyBatchLocked().
+  bool CommitBatchLocked() SW_REQUIRES(write_mu_);
+  // Applies the committed batch to memory, completes its writes and returns its events, which
+  // the caller delivers to the watchers under the hub's order lock (held during this call).
+  std::vector<EventPtr> ApplyBatchLocked() SW_REQUIRES(write_mu_);
+  void FailBatchLocked(const Status& status) SW_REQUIRES(write_mu_);
+  // Holding write_mu_ excludes every writer of the in-memory state (a writer takes state_mu_
+  // exclusively only while holding write_mu_), so its holder may read that state as if it held
+  // state_mu_ shared. Tells the analysis so.
+  void AssertStateReadable() const SW_REQUIRES(write_mu_) SW_ASSERT_SHARED_CAPABILITY(state_mu_) {}
 
   const std::int64_t history_events_;
   // How far the history may grow past history_events_ before a compaction batch runs.
@@ -138,23 +139,23 @@ class SqliteStorage final : public Storage {
   // lock after releasing write_mu_ while it delivers its batch, so the next batch can stage.
   // Serializes writers. A writer reads objects_ and history_ without state_mu_: it is the only
   // thread that mutates them.
-  std::mutex write_mu_;
-  std::unique_ptr<internal::SqliteDb> db_;  // used under write_mu_ only
-  // The open batch, in revision order (guarded by write_mu_), its keys, the revision it compacts
-  // the history to (0: none), and how many writers hold write_mu_ or wait for it to stage.
-  std::vector<PendingWrite*> batch_;
-  std::set<std::string, std::less<>> staged_keys_;
-  std::int64_t batch_compact_to_ = 0;
+  Mutex write_mu_;
+  std::unique_ptr<internal::SqliteDb> db_ SW_PT_GUARDED_BY(write_mu_);  // set by Open()
+  // The open batch, in revision order, its keys, the revision it compacts the history to (0:
+  // none), and how many writers hold write_mu_ or wait for it to stage.
+  std::vector<PendingWrite*> batch_ SW_GUARDED_BY(write_mu_);
+  std::set<std::string, std::less<>> staged_keys_ SW_GUARDED_BY(write_mu_);
+  std::int64_t batch_compact_to_ SW_GUARDED_BY(write_mu_) = 0;
   std::atomic<int> arriving_{0};
-  std::condition_variable batch_done_;
+  CondVar batch_done_;
   std::shared_ptr<internal::WatchHub> hub_;
 
-  mutable std::shared_mutex state_mu_;
-  std::map<std::string, StoredObject, std::less<>> objects_;  // guarded by state_mu_
+  mutable SharedMutex state_mu_;
+  std::map<std::string, StoredObject, std::less<>> objects_ SW_GUARDED_BY(state_mu_);
   // Every event with compacted_revision_ < revision <= current_revision_, oldest first.
-  std::deque<internal::HistoryEntry> history_;  // guarded by state_mu_
-  std::int64_t current_revision_ = 0;           // guarded by state_mu_
-  std::int64_t compacted_revision_ = 0;         // guarded by state_mu_
+  std::deque<internal::HistoryEntry> history_ SW_GUARDED_BY(state_mu_);
+  std::int64_t current_revision_ SW_GUARDED_BY(state_mu_) = 0;
+  std::int64_t compacted_revision_ SW_GUARDED_BY(state_mu_) = 0;
 };
 
 }  // namespace slicewright::apiserver

@@ -280,6 +280,7 @@ Result<std::unique_ptr<Manager>> Manager::Create(ManagerOptions options, client:
   impl->external_endpoint_controller = gates.at(std::string(kExternalEndpointController));
   for (const std::string& name : names) {
     SW_ASSIGN_OR_RETURN(const ControllerDescriptor* descriptor, FindController(impl->table, name));
+    if (descriptor->validate) SW_RETURN_IF_ERROR(descriptor->validate(impl->options));
     impl->controllers.push_back(descriptor);
   }
   SW_RETURN_IF_ERROR(impl->ConnectRemotes(std::move(remotes)));

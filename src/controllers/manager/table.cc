@@ -194,6 +194,7 @@ ControllerDescriptor McsAgent() {
          .target = &m.concurrent_syncs},
     };
   };
+  d.validate = [](const ManagerOptions& o) { return mcs::ValidateOptions(o.mcs); };
   d.remotes = [](const ManagerOptions& o) {
     return std::vector<RemoteClusterConfig>{
         {.name = "broker", .kubeconfig = o.mcs.broker_kubeconfig, .context = o.mcs.broker_context}};

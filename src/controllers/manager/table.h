@@ -80,6 +80,9 @@ struct ControllerDescriptor {
   bool enabled_by_default = true;
   // Its flags, bound to its fields of `options` (none: shares another controller's).
   std::function<std::vector<FlagSpec>(ManagerOptions& options)> flags;
+  // Checks its options when the manager is created, so a bad flag fails the process at once
+  // (nullptr: its constructor checks them).
+  std::function<Status(const ManagerOptions& options)> validate;
   // The other clusters it needs, from its options (none by default).
   std::function<std::vector<RemoteClusterConfig>(const ManagerOptions& options)> remotes;
   std::function<Result<RunningController>(const ControllerContext& context)> create;

@@ -11,7 +11,11 @@
 #include "slicewright/mcs/conditions.h"
 #include "slicewright/mcs/export.h"
 #include "slicewright/mcs/identity.h"
+#include "slicewright/model/well_known.h"
+#include "slicewright/reconcile/mcs_source.h"
+#include "slicewright/reconcile/planner.h"
 
+#include "controllers/common/apply_plan.h"
 #include "controllers/mcs/kinds.h"
 
 namespace slicewright::controllers::mcs {
@@ -20,8 +24,42 @@ namespace {
 using ::slicewright::mcs::Aggregate;
 using ::slicewright::mcs::Aggregation;
 
+// On a broker record: its cluster has written the service's broker slices at least once.
+constexpr std::string_view kAnnotationSlicesPublished =
+    "mcs.slicewright.io/endpointslices-published";
+
 // The index of the broker's records by the service they export: "namespace/name".
 constexpr std::string_view kRecordsByService = "service";
+// This cluster's slices by kubernetes.io/service-name ("namespace/name": what an export
+// publishes) and by multicluster.kubernetes.io/service-name (what an import wrote); the broker's
+// slices by the service they carry ("namespace/name" from their labels).
+constexpr std::string_view kLocalByService = "mcs-service";
+constexpr std::string_view kLocalByImport = "mcs-import";
+constexpr std::string_view kBrokerByService = "mcs-service";
+
+std::string LabelOf(const model::ObjectMeta& meta, std::string_view key) {
+  auto it = meta.labels.find(key);
+  return it == meta.labels.end() ? std::string() : it->second;
+}
+
+bool ManagedByMcs(const model::ObjectMeta& meta) {
+  return LabelOf(meta, model::kLabelManagedBy) == model::kManagedByMcs;
+}
+
+// "namespace/name" of the service a broker slice carries.
+std::string BrokerSliceService(const model::ObjectMeta& meta) {
+  return LabelOf(meta, model::kLabelMcsServiceNamespace) + "/" +
+         LabelOf(meta, model::kLabelMcsServiceName);
+}
+
+// A Service standing for an MCS slice owner in the stale-cache tracker (see mcs_source.h).
+model::Service TrackerOwner(std::string namespace_, std::string name, std::string uid) {
+  model::Service owner;
+  owner.metadata.namespace_ = std::move(namespace_);
+  owner.metadata.name = std::move(name);
+  owner.metadata.uid = std::move(uid);
+  return owner;
+}
 
 std::pair<std::string, std::string> SplitKey(const std::string& key) {
   const std::size_t slash = key.find('/');
@@ -66,6 +104,22 @@ std::vector<std::string> ClusterSetIps(const model::Service& derived,
 
 }  // namespace
 
+Status ValidateOptions(const Options& options) {
+  SW_RETURN_IF_ERROR(CheckFlagRange("--mcs-concurrent-syncs", options.concurrent_syncs, 1, 50));
+  if (options.broker_namespace.empty()) {
+    return Status(StatusCode::kInvalid, "--broker-namespace must not be empty");
+  }
+  SW_RETURN_IF_ERROR(
+      ::slicewright::mcs::ParseEndpointSliceSyncPolicy(options.endpointslice_sync).status());
+  if (!options.cluster_id.empty()) {
+    if (const Status valid = ::slicewright::mcs::ValidateClusterId(options.cluster_id);
+        !valid.ok()) {
+      return Status(StatusCode::kInvalid, "--cluster-id: " + valid.ToString());
+    }
+  }
+  return Status();
+}
+
 Result<std::unique_ptr<Agent>> Agent::Create(Options options, Deps deps) {
   if (deps.client == nullptr || deps.informers == nullptr || deps.broker == nullptr ||
       deps.broker_informers == nullptr) {
@@ -73,10 +127,7 @@ Result<std::unique_ptr<Agent>> Agent::Create(Options options, Deps deps) {
                   "mcs agent: clients and informers of this cluster and "
                   "the broker are required");
   }
-  SW_RETURN_IF_ERROR(CheckFlagRange("--mcs-concurrent-syncs", options.concurrent_syncs, 1, 50));
-  if (options.broker_namespace.empty()) {
-    return Status(StatusCode::kInvalid, "--broker-namespace must not be empty");
-  }
+  SW_RETURN_IF_ERROR(ValidateOptions(options));
   ::slicewright::mcs::ImportingCluster here;
   SW_ASSIGN_OR_RETURN(here.policy,
                       ::slicewright::mcs::ParseEndpointSliceSyncPolicy(options.endpointslice_sync));
@@ -124,10 +175,20 @@ Agent::Agent(Options options, Deps deps, ::slicewright::mcs::ImportingCluster he
       records_(deps.broker_informers->For(
           ServiceExportRecordKind(),
           {.namespace_ = options_.broker_namespace, .label_selector = {}, .field_selector = {}})),
+      local_slices_(deps.informers->EndpointSlices()),
+      broker_slices_(deps.broker_informers->EndpointSlices(cache::InformerFilter{
+          .namespace_ = options_.broker_namespace,
+          .label_selector =
+              std::string(model::kLabelManagedBy) + "=" + std::string(model::kManagedByMcs),
+          .field_selector = {}})),
       export_client_(*deps.client, ServiceExportCodec()),
       import_client_(*deps.client, ServiceImportCodec()),
       service_client_(*deps.client, client::ServiceCodec()),
       record_client_(*deps.broker, ServiceExportRecordCodec()),
+      local_slice_client_(*deps.client, client::EndpointSliceCodec()),
+      broker_slice_client_(*deps.broker, client::EndpointSliceCodec()),
+      broker_tracker_(reconcile::BrokerSliceOwnerKey),
+      import_tracker_(reconcile::ImportedSliceOwnerKey),
       exports_loop_(std::move(exports_loop)),
       imports_loop_(std::move(imports_loop)) {}
 
@@ -194,6 +255,61 @@ void Agent::RegisterHandlers() {
     imports_loop_->Enqueue(cache::KeyOf(*i), Clock::Duration::zero());
   };
   imports_.AddEventHandler(std::move(imports));
+
+  // Slices: a Service's own slices change what its export publishes; the broker's slices what
+  // every import holds; our imported slices changed by someone else are put back.
+  local_slices_.AddIndex(
+      std::string(kLocalByService),
+      cache::LabelValueIndex<cache::CompactEndpointSlice>(std::string(model::kLabelServiceName)));
+  local_slices_.AddIndex(std::string(kLocalByImport),
+                         cache::LabelValueIndex<cache::CompactEndpointSlice>(
+                             std::string(model::kLabelMcsServiceName)));
+  broker_slices_.AddIndex(std::string(kBrokerByService),
+                          [](const cache::CompactEndpointSlice& slice) {
+                            return std::vector<std::string>{BrokerSliceService(slice.metadata)};
+                          });
+  const auto local_slice_changed = [this, enqueue_export](const model::ObjectMeta& meta) {
+    if (ManagedByMcs(meta)) {
+      imports_loop_->Enqueue(meta.namespace_ + "/" + LabelOf(meta, model::kLabelMcsServiceName),
+                             Clock::Duration::zero());
+      return;
+    }
+    const std::string service = LabelOf(meta, model::kLabelServiceName);
+    if (!service.empty() && exports_.store().Get(meta.namespace_, service) != nullptr) {
+      enqueue_export(meta.namespace_ + "/" + service);
+    }
+  };
+  cache::EventHandler<cache::CompactEndpointSlice> local_slices;
+  local_slices.on_add = [local_slice_changed](const auto& s, bool) {
+    local_slice_changed(s->metadata);
+  };
+  local_slices.on_update = [local_slice_changed](const auto&, const auto& s) {
+    local_slice_changed(s->metadata);
+  };
+  local_slices.on_delete = [this, local_slice_changed](const auto& s, bool) {
+    if (ManagedByMcs(s->metadata)) import_tracker_.HandleDeletion(s->metadata);
+    local_slice_changed(s->metadata);
+  };
+  local_slices_.AddEventHandler(std::move(local_slices));
+  cache::EventHandler<cache::CompactEndpointSlice> broker_slices;
+  const auto broker_slice_changed = [this, both](const model::ObjectMeta& meta) {
+    if (LabelOf(meta, model::kLabelMcsSourceCluster) == here_.cluster_id) {
+      both(BrokerSliceService(meta));
+    } else {
+      imports_loop_->Enqueue(BrokerSliceService(meta), Clock::Duration::zero());
+    }
+  };
+  broker_slices.on_add = [broker_slice_changed](const auto& s, bool) {
+    broker_slice_changed(s->metadata);
+  };
+  broker_slices.on_update = [broker_slice_changed](const auto&, const auto& s) {
+    broker_slice_changed(s->metadata);
+  };
+  broker_slices.on_delete = [this, broker_slice_changed](const auto& s, bool) {
+    broker_tracker_.HandleDeletion(s->metadata);
+    broker_slice_changed(s->metadata);
+  };
+  broker_slices_.AddEventHandler(std::move(broker_slices));
 
   // A namespace that appears gets the imports of its services (spec §4 I1).
   cache::EventHandler<model::Namespace> namespaces;
@@ -273,7 +389,7 @@ Status Agent::SyncExport(const std::string& key) {
       if (!deleted.ok() && !IsNotFound(deleted)) return deleted;
       SW_LOG(kInfo, "mcs agent: {} unexported: deleted broker record {}", key, record_name);
     }
-    return Status();
+    return DeleteBrokerSlices(key);
   }
   const auto service = services_.store().Get(ns, name);
   ::slicewright::mcs::ExportValidation validation = ::slicewright::mcs::ValidateExport(
@@ -292,21 +408,30 @@ Status Agent::SyncExport(const std::string& key) {
 
   // Publish (or withdraw) the record.
   Status publish;
+  std::optional<model::ServiceExportRecord> published;  // as the broker holds it (with its uid)
   if (validation.record.has_value()) {
     model::ServiceExportRecord& record = *validation.record;
+    Result<model::ServiceExportRecord> written = record;
     if (existing == nullptr) {
-      publish = record_client_.Create(record).status();
+      written = record_client_.Create(record);
     } else if (existing->spec != record.spec ||
                existing->metadata.labels != record.metadata.labels) {
       record.metadata.resource_version = existing->metadata.resource_version;
-      publish = record_client_.Update(record).status();
+      record.metadata.annotations = existing->metadata.annotations;
+      written = record_client_.Update(record);
+    } else {
+      written = *existing;
     }
-    if (!publish.ok()) {
+    if (written.ok()) {
+      published = std::move(written).value();
+    } else {
+      publish = written.status();
       SW_LOG(kWarning, "mcs agent: {}: publishing to the broker: {}", key, publish.ToString());
     }
   } else if (existing != nullptr) {
     const Status deleted = record_client_.Delete(options_.broker_namespace, record_name);
     if (!deleted.ok() && !IsNotFound(deleted)) return deleted;
+    SW_RETURN_IF_ERROR(DeleteBrokerSlices(key));
   }
 
   // Conditions: Valid, Ready, and Conflict as the records (ours as just written) aggregate.
@@ -339,7 +464,57 @@ Status Agent::SyncExport(const std::string& key) {
     Result<model::ServiceExport> written = export_client_.UpdateStatus(updated);
     if (!written.ok()) return written.status();  // a conflict retries on the next cache state
   }
-  return publish;
+  SW_RETURN_IF_ERROR(publish);
+  if (!published.has_value()) return Status();
+  SW_RETURN_IF_ERROR(SyncBrokerSlices(*published));
+  // Importers count this cluster's slices as written once the record says so (spec §8.4:
+  // Present only after every source cluster's slices exist). Said once, on the first success.
+  if (!published->metadata.annotations.contains(kAnnotationSlicesPublished)) {
+    model::ServiceExportRecord marked = *published;
+    marked.metadata.annotations[std::string(kAnnotationSlicesPublished)] = "true";
+    return record_client_.Update(marked).status();
+  }
+  return Status();
+  return Status();
+}
+
+Status Agent::SyncBrokerSlices(const model::ServiceExportRecord& record) {
+  const std::string key = record.spec.namespace_ + "/" + record.spec.name;
+  // (1) read: the Service's own slices here, ours in the broker.
+  std::vector<model::EndpointSlice> local;
+  local_slices_.store().ForEachByIndex(kLocalByService, key, [&local](const auto& slice) {
+    if (!ManagedByMcs(slice->metadata)) local.push_back(slice->ToSlice());
+  });
+  std::vector<model::EndpointSlice> existing;
+  broker_slices_.store().ForEachByIndex(kBrokerByService, key, [&](const auto& slice) {
+    if (LabelOf(slice->metadata, model::kLabelMcsSourceCluster) == here_.cluster_id &&
+        !slice->metadata.deletion_timestamp) {
+      existing.push_back(slice->ToSlice());
+    }
+  });
+  std::sort(existing.begin(), existing.end(),
+            [](const auto& a, const auto& b) { return a.metadata.name < b.metadata.name; });
+  // (2) guard: never plan on a cache older than our own writes.
+  if (broker_tracker_.StaleSlices(
+          TrackerOwner(record.metadata.namespace_, record.metadata.name, record.metadata.uid),
+          existing)) {
+    return Status(StatusCode::kUnavailable,
+                  "the broker's EndpointSlice cache is behind our writes for " + key);
+  }
+  // (3) decide, (4) act.
+  const reconcile::Plan plan = reconcile::PlanSlices(reconcile::DesiredBrokerSlices(record, local),
+                                                     existing, reconcile::McsPlanOptions());
+  return ApplyPlan(plan, broker_slice_client_, broker_tracker_);
+}
+
+Status Agent::DeleteBrokerSlices(const std::string& key) {
+  reconcile::Plan release;
+  broker_slices_.store().ForEachByIndex(kBrokerByService, key, [&](const auto& slice) {
+    if (LabelOf(slice->metadata, model::kLabelMcsSourceCluster) == here_.cluster_id) {
+      release.actions.push_back({reconcile::Operation::kDelete, slice->ToSlice()});
+    }
+  });
+  return ApplyPlan(release, broker_slice_client_, broker_tracker_);
 }
 
 // ---- Import side ----
@@ -409,7 +584,7 @@ Status Agent::SyncImport(const std::string& key) {
       const Status deleted = service_client_.Delete(ns, derived_name);
       if (!deleted.ok() && !IsNotFound(deleted)) return deleted;
     }
-    return Status();
+    return DeleteImportedSlices(key, {});
   }
   // Only where the namespace exists (spec §4 I1); creating namespaces is not ours to do.
   if (namespaces_.store().Get("", ns) == nullptr) return Status();
@@ -452,21 +627,88 @@ Status Agent::SyncImport(const std::string& key) {
     if (!deleted.ok() && !IsNotFound(deleted)) return deleted;
   }
 
-  // Status: clusters, Ready and endpointSliceObjects. This agent does not yet maintain MCS
-  // EndpointSlices, so the field says Absent whatever the policy wants: consumers fall back to
-  // spec.ips instead of waiting for slices that will not come.
+  // MCS EndpointSlices, when the policy wants them here: written before the status says Present
+  // (spec §8.4), so a consumer that switches to them never sees a partial set.
+  Status slices_synced(StatusCode::kUnavailable, "MCS EndpointSlices not wanted");
+  if (aggregation->endpoint_slices) {
+    slices_synced = SyncImportedSlices(written, aggregation->clusters,
+                                       cluster_set_ip ? derived_name : std::string());
+    for (const model::ServiceExportRecord& record : records) {
+      if (slices_synced.ok() && !record.metadata.annotations.contains(kAnnotationSlicesPublished)) {
+        slices_synced = Status(StatusCode::kUnavailable,
+                               record.spec.cluster + " has not published its slices yet");
+      }
+    }
+  }
+  const ::slicewright::mcs::EndpointSliceObjectsDecision decision =
+      ::slicewright::mcs::DecideEndpointSliceObjects(
+          aggregation->endpoint_slices, slices_synced.ok(), written.status.endpoint_slice_objects);
   model::ServiceImport status_update = written;
   status_update.status.clusters = aggregation->clusters;
   Apply(status_update.status.conditions, aggregation->ready, written.metadata.generation,
         WallNow());
-  status_update.status.endpoint_slice_objects =
-      ::slicewright::mcs::DecideEndpointSliceObjects(/*wanted=*/false, /*synced=*/false,
-                                                     written.status.endpoint_slice_objects)
-          .write;
+  status_update.status.endpoint_slice_objects = decision.write;
   if (status_update.status != written.status) {
     SW_RETURN_IF_ERROR(import_client_.UpdateStatus(status_update).status());
   }
+  // Absent first, then the slices go (the status update above requeues this import).
+  if (decision.delete_slices) SW_RETURN_IF_ERROR(DeleteImportedSlices(key, {}));
+  if (aggregation->endpoint_slices) return slices_synced;
   return Status();
+}
+
+Status Agent::SyncImportedSlices(const model::ServiceImport& service_import,
+                                 const std::vector<std::string>& clusters,
+                                 const std::string& derived_service) {
+  const std::string key = cache::KeyOf(service_import);
+  const std::string& ns = service_import.metadata.namespace_;
+  Status first_error;
+  for (const std::string& cluster : clusters) {
+    // (1) read: that cluster's slices in the broker, ours of it here.
+    std::vector<model::EndpointSlice> remote;
+    broker_slices_.store().ForEachByIndex(kBrokerByService, key, [&](const auto& slice) {
+      if (LabelOf(slice->metadata, model::kLabelMcsSourceCluster) == cluster) {
+        remote.push_back(slice->ToSlice());
+      }
+    });
+    std::vector<model::EndpointSlice> existing;
+    local_slices_.store().ForEachByIndex(kLocalByImport, key, [&](const auto& slice) {
+      if (ManagedByMcs(slice->metadata) && !slice->metadata.deletion_timestamp &&
+          LabelOf(slice->metadata, model::kLabelMcsSourceCluster) == cluster) {
+        existing.push_back(slice->ToSlice());
+      }
+    });
+    std::sort(existing.begin(), existing.end(),
+              [](const auto& a, const auto& b) { return a.metadata.name < b.metadata.name; });
+    // (2) guard.
+    if (import_tracker_.StaleSlices(TrackerOwner(ns, service_import.metadata.name + "/" + cluster,
+                                                 service_import.metadata.uid),
+                                    existing)) {
+      return Status(StatusCode::kUnavailable,
+                    "the EndpointSlice cache is behind our writes for " + key);
+    }
+    // (3) decide, (4) act.
+    const reconcile::Plan plan = reconcile::PlanSlices(
+        reconcile::DesiredImportedSlices(service_import, cluster, derived_service, remote),
+        existing, reconcile::McsPlanOptions());
+    const Status applied = ApplyPlan(plan, local_slice_client_, import_tracker_);
+    if (!applied.ok() && first_error.ok()) first_error = applied;
+  }
+  // A cluster that no longer exports it keeps no slices here (spec §7: unexport deletes them).
+  SW_RETURN_IF_ERROR(DeleteImportedSlices(key, clusters));
+  return first_error;
+}
+
+Status Agent::DeleteImportedSlices(const std::string& key, const std::vector<std::string>& keep) {
+  reconcile::Plan release;
+  local_slices_.store().ForEachByIndex(kLocalByImport, key, [&](const auto& slice) {
+    const std::string cluster = LabelOf(slice->metadata, model::kLabelMcsSourceCluster);
+    if (ManagedByMcs(slice->metadata) &&
+        std::find(keep.begin(), keep.end(), cluster) == keep.end()) {
+      release.actions.push_back({reconcile::Operation::kDelete, slice->ToSlice()});
+    }
+  });
+  return ApplyPlan(release, local_slice_client_, import_tracker_);
 }
 
 }  // namespace slicewright::controllers::mcs

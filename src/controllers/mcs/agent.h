@@ -13,11 +13,13 @@
 
 #include "slicewright/base/clock.h"
 #include "slicewright/base/result.h"
+#include "slicewright/cache/compact_slice.h"
 #include "slicewright/cache/informer_factory.h"
 #include "slicewright/client/rest_client.h"
 #include "slicewright/client/typed_client.h"
 #include "slicewright/mcs/aggregate.h"
 #include "slicewright/model/mcs.h"
+#include "slicewright/reconcile/tracker.h"
 #include "slicewright/runtime/events.h"
 #include "slicewright/runtime/metrics.h"
 
@@ -37,6 +39,10 @@ struct Deps {
 
 // The Events' source component.
 inline constexpr std::string_view kComponent = "mcs-agent";
+
+// The flags' own checks (no API call): --mcs-endpointslice-sync, --mcs-concurrent-syncs,
+// --broker-namespace, and --cluster-id when given. kInvalid naming the flag.
+Status ValidateOptions(const Options& options);
 
 class Agent final {
  public:
@@ -65,6 +71,15 @@ class Agent final {
   // The valid records of "namespace/name" in the broker cache (invalid ones are logged).
   std::vector<model::ServiceExportRecord> RecordsFor(const std::string& key) const;
   Status EnsureDerivedService(const model::ServiceImport& service_import);
+  // The export side's slices: the exported Service's endpoints in the broker, owned by `record`.
+  Status SyncBrokerSlices(const model::ServiceExportRecord& record);
+  Status DeleteBrokerSlices(const std::string& key);
+  // The import side's slices: one plan per source cluster in `clusters`; slices of any other
+  // cluster deleted.
+  Status SyncImportedSlices(const model::ServiceImport& service_import,
+                            const std::vector<std::string>& clusters,
+                            const std::string& derived_service);
+  Status DeleteImportedSlices(const std::string& key, const std::vector<std::string>& keep);
 
   const Options options_;
   const Deps deps_;
@@ -74,10 +89,18 @@ class Agent final {
   cache::Informer<model::Service>& services_;
   cache::Informer<model::Namespace>& namespaces_;
   cache::Informer<model::ServiceExportRecord>& records_;
+  // Every EndpointSlice of this cluster (shared with the endpoint controllers) and the broker's
+  // MCS slices.
+  cache::Informer<cache::CompactEndpointSlice>& local_slices_;
+  cache::Informer<cache::CompactEndpointSlice>& broker_slices_;
   client::TypedClient<model::ServiceExport> export_client_;
   client::TypedClient<model::ServiceImport> import_client_;
   client::TypedClient<model::Service> service_client_;
   client::TypedClient<model::ServiceExportRecord> record_client_;
+  client::TypedClient<model::EndpointSlice> local_slice_client_;
+  client::TypedClient<model::EndpointSlice> broker_slice_client_;
+  reconcile::EndpointSliceTracker broker_tracker_;
+  reconcile::EndpointSliceTracker import_tracker_;
   std::unique_ptr<SyncLoop> exports_loop_;
   std::unique_ptr<SyncLoop> imports_loop_;
 };

@@ -587,7 +587,7 @@ Status PodSimulator::WriteStatus(const model::Pod& pod, const SimulatedNode& nod
   patch.conditions = std::move(conditions);
   model::Time started_at = now;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Tracked& tracked = tracked_[cache::KeyOf(pod)];
     if (!tracked.started_at) tracked.started_at = now;
     started_at = *tracked.started_at;

@@ -160,7 +160,7 @@ void WorkloadControllers::AddHandlers() {
 }
 
 Status WorkloadControllers::Start() {
-  std::lock_guard run_lock(run_mu_);
+  MutexLock run_lock(run_mu_);
   if (started_ || stopped_) return Status();
   started_ = true;
   AddHandlers();
@@ -184,7 +184,7 @@ Status WorkloadControllers::Start() {
 }
 
 void WorkloadControllers::Stop() {
-  std::lock_guard run_lock(run_mu_);
+  MutexLock run_lock(run_mu_);
   if (stopped_) return;
   stopped_ = true;
   for (auto* informer : {deployments_.get(), replicasets_.get(), statefulsets_.get()}) {
@@ -219,7 +219,7 @@ void WorkloadControllers::OnPod(const model::Pod& pod, bool added, bool deleted)
   }
   const std::string key = model::NamespacedName(pod.metadata.namespace_, owner->name);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = expectations_.find(prefix + key); it != expectations_.end()) {
       if (added) --it->second.adds;
       if (deleted) it->second.deletes.erase(pod.metadata.name);
@@ -229,7 +229,7 @@ void WorkloadControllers::OnPod(const model::Pod& pod, bool added, bool deleted)
 }
 
 bool WorkloadControllers::Satisfied(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = expectations_.find(key);
   if (it == expectations_.end()) return true;
   const bool met = it->second.adds <= 0 && it->second.deletes.empty();
@@ -250,7 +250,7 @@ void WorkloadControllers::ExpectLocked(const std::string& key, int adds,
 }
 
 void WorkloadControllers::CreationFailed(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (auto it = expectations_.find(key); it != expectations_.end()) --it->second.adds;
 }
 
@@ -272,7 +272,7 @@ Status WorkloadControllers::SyncReplicaSet(const std::string& key) {
   const std::string expectation_key = "replicasets/" + key;
   std::shared_ptr<const model::Workload> rs = replicasets_->store().GetByKey(key);
   if (rs == nullptr) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     expectations_.erase(expectation_key);
     return Status();
   }
@@ -288,7 +288,7 @@ Status WorkloadControllers::SyncReplicaSet(const std::string& key) {
     plan.deletes.clear();
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ExpectLocked(expectation_key, plan.creates, plan.deletes);
   }
   Status failure;
@@ -383,7 +383,7 @@ Status WorkloadControllers::SyncStatefulSet(const std::string& key) {
   const std::string expectation_key = "statefulsets/" + key;
   std::shared_ptr<const model::Workload> sts = statefulsets_->store().GetByKey(key);
   if (sts == nullptr) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     expectations_.erase(expectation_key);
     return Status();
   }
@@ -399,7 +399,7 @@ Status WorkloadControllers::SyncStatefulSet(const std::string& key) {
     plan.deletes.clear();
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ExpectLocked(expectation_key, static_cast<int>(plan.creates.size()), plan.deletes);
   }
   const std::string& ns = sts->metadata.namespace_;

@@ -10,11 +10,11 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 
 #include "slicewright/base/clock.h"
+#include "slicewright/base/mutex.h"
 #include "slicewright/base/result.h"
 #include "slicewright/cache/informer.h"
 #include "slicewright/client/rest_client.h"
@@ -68,7 +68,8 @@ class WorkloadControllers final {
   // Pod informer events: satisfy expectations, enqueue the owner.
   void OnPod(const model::Pod& pod, bool added, bool deleted);
   bool Satisfied(const std::string& key);
-  void ExpectLocked(const std::string& key, int adds, const std::vector<std::string>& deletes);
+  void ExpectLocked(const std::string& key, int adds, const std::vector<std::string>& deletes)
+      SW_REQUIRES(mu_);
   void CreationFailed(const std::string& key);
   model::Time WallNow() const;
 
@@ -90,12 +91,13 @@ class WorkloadControllers final {
   std::unique_ptr<runtime::Controller> replicaset_controller_;
   std::unique_ptr<runtime::Controller> statefulset_controller_;
 
-  std::mutex run_mu_;
-  bool started_ = false;  // guarded by run_mu_
-  bool stopped_ = false;  // guarded by run_mu_
+  Mutex run_mu_;
+  bool started_ SW_GUARDED_BY(run_mu_) = false;
+  bool stopped_ SW_GUARDED_BY(run_mu_) = false;
 
-  std::mutex mu_;  // guards expectations_; never held while calling out
-  std::map<std::string, Expectation> expectations_;  // by "replicasets/ns/name" or "statefulsets/…"
+  Mutex mu_;  // never held while calling out
+  // By "replicasets/ns/name" or "statefulsets/…".
+  std::map<std::string, Expectation> expectations_ SW_GUARDED_BY(mu_);
 };
 
 }  // namespace slicewright::controllers::workloads

@@ -2,7 +2,10 @@
 // the messages kube-apiserver (v1.32) gives; then the real ServiceImport schema of deploy/mcs/crds.
 #include "apiserver/api/schema_validation.h"
 
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -419,6 +422,79 @@ TEST(SchemaValidationTest, LongValuesAgainstAPattern) {
   const json escaped = {{"type", "string"}, {"pattern", "^\\w*$"}};
   EXPECT_TRUE(ValidateX(escaped, std::string(1024, 'a')).empty());
   EXPECT_EQ(ValidateX(escaped, std::string(64 * 1024, 'a')).size(), 1u);
+}
+
+// Random schemas (keywords with values of every JSON type) and random objects: compiling either
+// refuses or accepts, and an accepted schema prunes, defaults and validates anything without
+// crashing (run under the sanitizers in CI). Seeded, so a failure reproduces.
+TEST(SchemaValidationTest, SurvivesRandomSchemasAndObjects) {
+  std::mt19937 rng(20261206);
+  const std::vector<std::string> keys = {"type",
+                                         "format",
+                                         "nullable",
+                                         "enum",
+                                         "default",
+                                         "required",
+                                         "properties",
+                                         "items",
+                                         "additionalProperties",
+                                         "maxLength",
+                                         "minLength",
+                                         "pattern",
+                                         "maximum",
+                                         "minimum",
+                                         "exclusiveMaximum",
+                                         "multipleOf",
+                                         "maxItems",
+                                         "minItems",
+                                         "maxProperties",
+                                         "x-kubernetes-list-type",
+                                         "x-kubernetes-list-map-keys",
+                                         "x-kubernetes-int-or-string",
+                                         "x-kubernetes-preserve-unknown-fields",
+                                         "x-kubernetes-embedded-resource",
+                                         "spec",
+                                         "a",
+                                         "b"};
+  const std::vector<json> scalars = {
+      nullptr,      true,     false,   0,          -1,        2,
+      3000000000LL, 1.5,      -1e300,  "",         "a",       "string",
+      "integer",    "object", "array", "number",   "boolean", "int32",
+      "date-time",  "map",    "set",   "^[a-z]+$", "(",       "2024-01-01T00:00:00Z"};
+  std::function<json(int)> random_value = [&](int depth) -> json {
+    const int pick = static_cast<int>(rng() % (depth > 0 ? 4 : 2));
+    if (pick < 2) return scalars[rng() % scalars.size()];
+    if (pick == 2) {
+      json array = json::array();
+      for (std::uint32_t i = rng() % 4; i > 0; --i) array.push_back(random_value(depth - 1));
+      return array;
+    }
+    json object = json::object();
+    for (std::uint32_t i = rng() % 5; i > 0; --i) {
+      object[keys[rng() % keys.size()]] = random_value(depth - 1);
+    }
+    return object;
+  };
+  int accepted = 0;
+  for (int i = 0; i < 3000; ++i) {
+    const json schema = random_value(5);
+    Result<std::shared_ptr<const CompiledSchema>> compiled = CompiledSchema::Compile(schema, "s");
+    if (!compiled.ok()) {
+      EXPECT_EQ(compiled.status().code(), StatusCode::kInvalid);
+      continue;
+    }
+    ++accepted;
+    for (int j = 0; j < 5; ++j) {
+      json object = random_value(5);
+      json before = object;
+      (void)(*compiled)->Prune(object);
+      (*compiled)->ApplyDefaults(object);
+      (void)(*compiled)->Validate(object);
+      (void)(*compiled)->ValidateStatus(object);
+      (void)ValidateCustomResource(**compiled, object, &before, j % 2 == 0);
+    }
+  }
+  EXPECT_GT(accepted, 100);
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
 // Tests for custom resources through the REST layer, as kube-apiserver treats them: the MCS CRDs
 // installed at startup (ApiServer::EnsureCrds), then pruning, defaulting, fieldValidation and
 // schema validation with kube's messages on create, update, patch and the status subresource.
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -25,6 +28,27 @@ constexpr char kRecords[] =
     "/apis/mcs.slicewright.io/v1alpha1/namespaces/default/serviceexportrecords";
 constexpr char kProperties[] = "/apis/about.k8s.io/v1alpha1/clusterproperties";
 constexpr char kCrds[] = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+
+// Collects a watch stream's lines.
+class RecordingSink final : public StreamSink {
+ public:
+  bool Write(std::shared_ptr<const std::string> chunk) override {
+    std::lock_guard lock(mu_);
+    lines_.push_back(*chunk);
+    return true;
+  }
+  void Finish() override {}
+  std::vector<Json> Events() {
+    std::lock_guard lock(mu_);
+    std::vector<Json> events;
+    for (const std::string& line : lines_) events.push_back(Json::parse(line));
+    return events;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> lines_;
+};
 
 class ApiServerCrdTest : public ::testing::Test {
  protected:
@@ -288,6 +312,34 @@ TEST_F(ApiServerCrdTest, ValidatesTheStatusSubresource) {
             "ServiceImport.multicluster.x-k8s.io \"serve\" is invalid: "
             "status.endpointSliceObjects: Unsupported value: \"Sometimes\": supported values: "
             "\"Present\", \"Absent\"");
+}
+
+// An object written through v1beta1 is shown as v1alpha1 to a v1alpha1 reader: GET, LIST and
+// WATCH (conversion strategy None changes only apiVersion).
+TEST_F(ApiServerCrdTest, ServesEachVersionsApiVersion) {
+  const std::string alpha =
+      "/apis/multicluster.x-k8s.io/v1alpha1/namespaces/default/serviceimports";
+  HttpResponse watch = Call("GET", alpha, "", "application/json", {{"watch", "true"}});
+  ASSERT_EQ(watch.status, 200) << watch.body;
+  ASSERT_NE(watch.stream, nullptr);
+  auto sink = std::make_shared<RecordingSink>();
+  watch.stream->Start(sink);
+  ASSERT_EQ(Call("POST", kImports, Import("serve", DemoSpec()).dump()).status, 201);
+  EXPECT_EQ(Json::parse(Call("GET", alpha + "/serve", "").body)["apiVersion"],
+            "multicluster.x-k8s.io/v1alpha1");
+  EXPECT_EQ(Json::parse(Call("GET", alpha, "").body)["items"][0]["apiVersion"],
+            "multicluster.x-k8s.io/v1alpha1");
+  EXPECT_EQ(Json::parse(Call("GET", std::string(kImports) + "/serve", "").body)["apiVersion"],
+            "multicluster.x-k8s.io/v1beta1");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (sink->Events().empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::vector<Json> events = sink->Events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["type"], "ADDED");
+  EXPECT_EQ(events[0]["object"]["apiVersion"], "multicluster.x-k8s.io/v1alpha1");
+  watch.stream->Stop();
 }
 
 // ClusterProperty is cluster scoped, its value required and at least one character.

@@ -1324,8 +1324,9 @@ TEST_F(ApiServerTest, EventWatchesSeeWritesThroughTheOtherApi) {
   Json patched = CallJson("PATCH", std::string(kEventsV1) + "/w", Json{{"note", "again"}}, 200,
                           "application/merge-patch+json");
   Json deleted = CallJson("DELETE", std::string(kCoreEvents) + "/w", nullptr, 200);
-  ASSERT_TRUE(Eventually([&] { return v1_sink->Events().size() >= 3; }));
-  ASSERT_TRUE(Eventually([&] { return core_sink->Events().size() >= 3; }));
+  // Init-captures: clang 14 cannot capture a structured binding.
+  ASSERT_TRUE(Eventually([sink = v1_sink] { return sink->Events().size() >= 3; }));
+  ASSERT_TRUE(Eventually([sink = core_sink] { return sink->Events().size() >= 3; }));
   std::vector<Json> v1 = v1_sink->Events();
   std::vector<Json> core = core_sink->Events();
   ASSERT_EQ(v1.size(), 3u);

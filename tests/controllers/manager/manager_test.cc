@@ -20,7 +20,13 @@ namespace slicewright::controllers {
 namespace {
 
 TEST(SelectControllersTest, UpstreamRules) {
-  EXPECT_EQ(SelectControllers({"*"}).value(), KnownControllers());
+  // "*" is every controller enabled by default: not the MCS agent, which needs a broker.
+  EXPECT_EQ(SelectControllers({"*"}).value(),
+            (std::vector<std::string>{"endpoints", "endpointslice", "endpointslice-mirroring",
+                                      "multinetwork"}));
+  EXPECT_EQ(SelectControllers({"*", "mcs"}).value(),
+            (std::vector<std::string>{"endpoints", "endpointslice", "endpointslice-mirroring",
+                                      "mcs", "multinetwork"}));
   EXPECT_EQ(SelectControllers({"endpointslice"}).value(),
             std::vector<std::string>{"endpointslice"});
   EXPECT_EQ(SelectControllers({"*,-endpointslice"}).value(),

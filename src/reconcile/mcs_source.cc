@@ -1,0 +1,115 @@
+#include "slicewright/reconcile/mcs_source.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "slicewright/model/well_known.h"
+
+namespace slicewright::reconcile {
+namespace {
+
+// Groups the endpoints of `slices` by address type and port set; `keep_local` keeps the fields
+// that only mean something in the cluster the endpoints come from.
+void AddGroups(std::span<const model::EndpointSlice> slices, bool keep_local,
+               DesiredEndpoints& desired) {
+  std::map<std::pair<std::string, std::string>, EndpointGroup> groups;
+  for (const model::EndpointSlice& slice : slices) {
+    if (slice.metadata.deletion_timestamp) continue;
+    EndpointGroup& group = groups[{slice.address_type, PortMapKey(slice.ports)}];
+    group.address_type = slice.address_type;
+    group.ports = slice.ports;
+    for (const model::Endpoint& endpoint : slice.endpoints) {
+      model::Endpoint& copy = group.endpoints.emplace_back(endpoint);
+      if (!keep_local) {
+        copy.node_name.reset();
+        copy.target_ref.reset();
+        copy.hints = std::nullopt;
+      }
+    }
+  }
+  for (auto& [key, group] : groups) {
+    if (std::find(desired.address_types.begin(), desired.address_types.end(), group.address_type) ==
+        desired.address_types.end()) {
+      desired.address_types.push_back(group.address_type);
+    }
+    desired.groups.push_back(std::move(group));
+  }
+}
+
+}  // namespace
+
+DesiredEndpoints DesiredBrokerSlices(const model::ServiceExportRecord& record,
+                                     std::span<const model::EndpointSlice> local_slices) {
+  DesiredEndpoints desired;
+  desired.owner.api_version = std::string(model::kMcsRecordApiVersion);
+  desired.owner.kind = std::string(model::kKindServiceExportRecord);
+  desired.owner.namespace_ = record.metadata.namespace_;
+  desired.owner.name = record.metadata.name;
+  desired.owner.uid = record.metadata.uid;
+  desired.owner.being_deleted = record.metadata.deletion_timestamp.has_value();
+  desired.labels = {
+      {std::string(model::kLabelMcsServiceName), record.spec.name},
+      {std::string(model::kLabelMcsSourceCluster), record.spec.cluster},
+      {std::string(model::kLabelMcsServiceNamespace), record.spec.namespace_},
+      {std::string(model::kLabelManagedBy), std::string(model::kManagedByMcs)},
+  };
+  AddGroups(local_slices, /*keep_local=*/false, desired);
+  return desired;
+}
+
+DesiredEndpoints DesiredImportedSlices(const model::ServiceImport& service_import,
+                                       std::string_view source_cluster,
+                                       std::string_view derived_service,
+                                       std::span<const model::EndpointSlice> broker_slices) {
+  DesiredEndpoints desired;
+  desired.owner.api_version = std::string(model::kMcsApiVersion);
+  desired.owner.kind = std::string(model::kKindServiceImport);
+  desired.owner.namespace_ = service_import.metadata.namespace_;
+  desired.owner.name = service_import.metadata.name;
+  desired.owner.uid = service_import.metadata.uid;
+  desired.owner.being_deleted = service_import.metadata.deletion_timestamp.has_value();
+  desired.labels = {
+      {std::string(model::kLabelMcsServiceName), service_import.metadata.name},
+      {std::string(model::kLabelMcsSourceCluster), std::string(source_cluster)},
+      {std::string(model::kLabelManagedBy), std::string(model::kManagedByMcs)},
+  };
+  if (!derived_service.empty()) {
+    desired.labels[std::string(model::kLabelServiceName)] = std::string(derived_service);
+  }
+  AddGroups(broker_slices, /*keep_local=*/true, desired);
+  return desired;
+}
+
+std::string BrokerSliceOwnerKey(const model::ObjectMeta& slice) {
+  const auto label = [&slice](std::string_view key) {
+    auto it = slice.labels.find(key);
+    return it == slice.labels.end() ? std::string() : it->second;
+  };
+  return model::NamespacedName(slice.namespace_, label(model::kLabelMcsServiceName) + "." +
+                                                     label(model::kLabelMcsServiceNamespace) + "." +
+                                                     label(model::kLabelMcsSourceCluster));
+}
+
+std::string ImportedSliceOwnerKey(const model::ObjectMeta& slice) {
+  const auto label = [&slice](std::string_view key) {
+    auto it = slice.labels.find(key);
+    return it == slice.labels.end() ? std::string() : it->second;
+  };
+  return model::NamespacedName(slice.namespace_, label(model::kLabelMcsServiceName) + "/" +
+                                                     label(model::kLabelMcsSourceCluster));
+}
+
+PlanOptions McsPlanOptions(int max_endpoints_per_slice) {
+  PlanOptions options;
+  options.max_endpoints_per_slice = max_endpoints_per_slice;
+  options.managed_by = std::string(model::kManagedByMcs);
+  options.placeholder_enabled = false;
+  options.ownership_enforced = true;
+  // Every label is ours: a change of any (a derived Service renamed) rewrites the slice.
+  options.labels_ignored_for_change = {};
+  return options;
+}
+
+}  // namespace slicewright::reconcile
