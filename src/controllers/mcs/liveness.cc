@@ -82,7 +82,7 @@ Result<std::unique_ptr<ClusterLiveness>> ClusterLiveness::Create(LivenessOptions
   // Every Lease event wakes the judging thread; the waker outlives us in the handler.
   const std::shared_ptr<Waker> waker = liveness->waker_;
   const auto poke = [waker] {
-    std::lock_guard lock(waker->mu);
+    MutexLock lock(waker->mu);
     if (waker->target != nullptr) waker->target->Poke();
   };
   cache::EventHandler<model::Lease> handler;
@@ -103,6 +103,7 @@ ClusterLiveness::ClusterLiveness(LivenessOptions options, LivenessDeps deps, Clo
       steady_origin_(clock.Now()),
       wall_origin_(runtime::internal::SystemWallTime()),
       waker_(std::make_shared<Waker>()) {
+  MutexLock lock(waker_->mu);
   waker_->target = this;
 }
 
@@ -113,15 +114,15 @@ model::Time ClusterLiveness::WallNow() const {
 }
 
 void ClusterLiveness::Poke() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   dirty_ = true;
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 Status ClusterLiveness::Start() {
-  std::lock_guard run(run_mu_);
+  MutexLock run(run_mu_);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (started_ || stopping_) {
       return InvalidError("mcs liveness: cluster " + options_.cluster_id +
                           ": Start() after Start() or Stop()");
@@ -135,7 +136,7 @@ Status ClusterLiveness::Start() {
   SW_RETURN_IF_ERROR(Renew(/*initial=*/true));
   std::vector<Change> changes;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     started_ = true;
     const Clock::TimePoint now = clock_.Now();
     // Set here, not in the thread: a clock advance right after Start() must find it.
@@ -151,22 +152,22 @@ Status ClusterLiveness::Start() {
 }
 
 void ClusterLiveness::Stop() {
-  std::lock_guard run(run_mu_);
+  MutexLock run(run_mu_);
   {
-    std::lock_guard lock(waker_->mu);
+    MutexLock lock(waker_->mu);
     waker_->target = nullptr;
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
   if (thread_.joinable()) thread_.join();
 }
 
 bool ClusterLiveness::IsLive(std::string_view cluster_id) const {
   if (cluster_id == options_.cluster_id) return true;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const auto it = tracked_.find(cluster_id);
   return it != tracked_.end() && it->second.live;
 }
@@ -174,7 +175,7 @@ bool ClusterLiveness::IsLive(std::string_view cluster_id) const {
 std::vector<std::string> ClusterLiveness::LiveClusters() const {
   std::vector<std::string> out{options_.cluster_id};
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& [id, tracked] : tracked_) {
       if (tracked.live) out.push_back(id);
     }
@@ -184,12 +185,12 @@ std::vector<std::string> ClusterLiveness::LiveClusters() const {
 }
 
 bool ClusterLiveness::Frozen() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return frozen_;
 }
 
 std::uint64_t ClusterLiveness::Rounds() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return rounds_;
 }
 
@@ -285,14 +286,14 @@ Status ClusterLiveness::Renew(bool initial) {
 void ClusterLiveness::Run() {
   const Clock::Duration period = options_.lease_duration / 3;
   const Clock::Duration retry = std::min(period, kMaxRetry);
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (!stopping_) {
     Clock::TimePoint now = clock_.Now();
     const bool renewing = now >= next_renew_;
     if (renewing) {
-      lock.unlock();
+      lock.Unlock();
       const Status renewed = Renew(/*initial=*/false);
-      lock.lock();
+      lock.Lock();
       if (stopping_) break;
       now = clock_.Now();
       if (renewed.ok()) {
@@ -320,14 +321,14 @@ void ClusterLiveness::Run() {
     dirty_ = false;
     std::vector<Change> changes = JudgeLocked(now);
     if (!changes.empty()) {
-      lock.unlock();
+      lock.Unlock();
       Notify(changes);
-      lock.lock();
+      lock.Lock();
     }
     if (renewing) ++rounds_;
     if (!changes.empty()) continue;
     if (dirty_ || stopping_) continue;
-    clock_.WaitUntil(cv_, lock, std::min(next_renew_, next_expiry_));
+    clock_.WaitUntil(cv_, mu_, std::min(next_renew_, next_expiry_));
   }
 }
 

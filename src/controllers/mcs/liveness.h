@@ -4,12 +4,10 @@
 // Start() refuses an id whose Lease another live process holds. Thread-safe; one thread of its own.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +15,7 @@
 #include <vector>
 
 #include "slicewright/base/clock.h"
+#include "slicewright/base/mutex.h"
 #include "slicewright/base/result.h"
 #include "slicewright/cache/informer_factory.h"
 #include "slicewright/client/rest_client.h"
@@ -124,8 +123,8 @@ class ClusterLiveness final {
   // The Lease informer's handler reaches us through this, so an event after our destruction (the
   // informer lives as long as the factory, and handlers cannot be removed) finds nobody.
   struct Waker {
-    std::mutex mu;
-    ClusterLiveness* target = nullptr;
+    Mutex mu;
+    ClusterLiveness* target SW_GUARDED_BY(mu) = nullptr;
   };
 
   ClusterLiveness(LivenessOptions options, LivenessDeps deps, Clock& clock,
@@ -136,9 +135,10 @@ class ClusterLiveness final {
   model::Lease Desired(model::Lease base) const;
   void Run();
   // Reads the Lease cache, updates `tracked_` and returns what changed; sets next_expiry_.
-  std::vector<Change> JudgeLocked(Clock::TimePoint now);
-  bool LiveAtLocked(const Tracked& tracked, Clock::TimePoint now, model::Time wall_now) const;
-  Clock::TimePoint ExpiryLocked(const Tracked& tracked) const;
+  std::vector<Change> JudgeLocked(Clock::TimePoint now) SW_REQUIRES(mu_);
+  bool LiveAtLocked(const Tracked& tracked, Clock::TimePoint now, model::Time wall_now) const
+      SW_REQUIRES(mu_);
+  Clock::TimePoint ExpiryLocked(const Tracked& tracked) const SW_REQUIRES(mu_);
   void Notify(const std::vector<Change>& changes) const;
   void Poke();
 
@@ -151,20 +151,21 @@ class ClusterLiveness final {
   const model::Time wall_origin_;
   const std::shared_ptr<Waker> waker_;
 
-  std::mutex run_mu_;  // serialises Start() and Stop()
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool started_ = false;
-  bool stopping_ = false;
-  bool dirty_ = false;   // a Lease event since the last judgement
-  bool frozen_ = false;  // our last renewal failed
-  std::uint64_t rounds_ = 0;
-  // Our Lease as last written (its resourceVersion); only Start() and then the thread touch it.
+  Mutex run_mu_;  // serialises Start() and Stop()
+  mutable Mutex mu_ SW_ACQUIRED_AFTER(run_mu_);
+  CondVar cv_;  // the thread waits here (through the clock); Poke() and Stop() notify it
+  bool started_ SW_GUARDED_BY(mu_) = false;
+  bool stopping_ SW_GUARDED_BY(mu_) = false;
+  bool dirty_ SW_GUARDED_BY(mu_) = false;   // a Lease event since the last judgement
+  bool frozen_ SW_GUARDED_BY(mu_) = false;  // our last renewal failed
+  std::uint64_t rounds_ SW_GUARDED_BY(mu_) = 0;
+  std::map<std::string, Tracked, std::less<>> tracked_ SW_GUARDED_BY(mu_);
+  Clock::TimePoint next_renew_ SW_GUARDED_BY(mu_);
+  Clock::TimePoint next_expiry_ SW_GUARDED_BY(mu_) = Clock::TimePoint::max();
+  // Our Lease as last written (its resourceVersion). Not under mu_: only Start() (under run_mu_,
+  // before the thread exists) and then the thread touch it, one after the other.
   std::optional<model::Lease> ours_;
-  std::map<std::string, Tracked, std::less<>> tracked_;
-  Clock::TimePoint next_renew_;
-  Clock::TimePoint next_expiry_ = Clock::TimePoint::max();
-  std::thread thread_;
+  std::thread thread_ SW_GUARDED_BY(run_mu_);
 };
 
 }  // namespace slicewright::controllers::mcs
