@@ -119,6 +119,31 @@ void ClusterLiveness::Poke() {
   cv_.NotifyAll();
 }
 
+Status ClusterLiveness::Acquire() {
+  MutexLock run(run_mu_);
+  return AcquireLocked();
+}
+
+Status ClusterLiveness::AcquireLocked() {
+  {
+    MutexLock lock(mu_);
+    if (stopping_) {
+      return InvalidError("mcs liveness: cluster " + options_.cluster_id + ": stopped");
+    }
+    if (acquired_) return Status();
+  }
+  SW_RETURN_IF_ERROR(Renew(/*initial=*/true));
+  MutexLock lock(mu_);
+  acquired_ = true;
+  // The next renewal is due a third of the duration after this write, however long Start()
+  // then waits for the cache (a renewal already due runs at once).
+  next_renew_ = clock_.Now() + options_.lease_duration / 3;
+  SW_LOG(kInfo, "mcs liveness: cluster {} holds Lease {}/{} as {}, lease duration {}",
+         options_.cluster_id, options_.broker_namespace, lease_name_, options_.identity,
+         FormatDuration(options_.lease_duration));
+  return Status();
+}
+
 Status ClusterLiveness::Start() {
   MutexLock run(run_mu_);
   {
@@ -128,25 +153,19 @@ Status ClusterLiveness::Start() {
                           ": Start() after Start() or Stop()");
     }
   }
+  SW_RETURN_IF_ERROR(AcquireLocked());
   if (!leases_.WaitForSync(options_.sync_timeout)) {
     return Status(StatusCode::kTimeout, "mcs liveness: the broker's Leases in namespace " +
                                             options_.broker_namespace + " did not sync within " +
                                             FormatDuration(options_.sync_timeout));
   }
-  SW_RETURN_IF_ERROR(Renew(/*initial=*/true));
   std::vector<Change> changes;
   {
     MutexLock lock(mu_);
     started_ = true;
-    const Clock::TimePoint now = clock_.Now();
-    // Set here, not in the thread: a clock advance right after Start() must find it.
-    next_renew_ = now + options_.lease_duration / 3;
-    changes = JudgeLocked(now);
+    changes = JudgeLocked(clock_.Now());
   }
   Notify(changes);
-  SW_LOG(kInfo, "mcs liveness: cluster {} holds Lease {}/{} as {}, lease duration {}",
-         options_.cluster_id, options_.broker_namespace, lease_name_, options_.identity,
-         FormatDuration(options_.lease_duration));
   thread_ = std::thread([this] { Run(); });
   return Status();
 }

@@ -77,15 +77,21 @@ class ClusterLiveness final {
   ClusterLiveness(const ClusterLiveness&) = delete;
   ClusterLiveness& operator=(const ClusterLiveness&) = delete;
 
-  // Takes our Lease and starts renewing and judging. Call once the broker informers are started;
-  // waits up to sync_timeout for the Lease cache. Errors:
+  // Takes our Lease (creating it, renewing our own, or taking over an expired one) and so checks
+  // that the cluster id is ours alone; needs no cache, so the agent can call it when it is
+  // created, before the informers start. Errors:
   // - kAlreadyExists when another holder identity holds our Lease and it has not expired: two
   //   members with one cluster id ("mcs: cluster id \"a\" is already in use: Lease
   //   slicewright-mcs/mcs-a is held by \"host_uuid\" until ..."). An expired Lease (a previous
   //   run's) is taken over.
-  // - the broker's error (kUnavailable, kForbidden, ...) when the Lease cannot be read or written,
-  //   kTimeout when the Lease cache does not sync; the caller may retry.
-  // - kInvalid when called twice.
+  // - the broker's error (kUnavailable, kForbidden, kConflict, ...) when the Lease cannot be read
+  //   or written; the caller may retry.
+  // OK at once when already acquired; kInvalid after Stop().
+  Status Acquire();
+  // Acquire() unless done, then waits up to sync_timeout for the Lease cache (call it once the
+  // broker informers are started; kTimeout if it does not sync), judges, reports the clusters
+  // live now through on_change, and starts renewing and judging on its thread. kInvalid when
+  // called after Start() or Stop(); after an error it may be called again.
   Status Start();
   // Stops renewing and judging and joins the thread; on_change is not called after it returns.
   // The Lease is left in place: it expires, so the others drop our slices only after the TTL.
@@ -131,7 +137,7 @@ class ClusterLiveness final {
                   cache::Informer<model::Lease>& leases);
   // One renewal, or the first acquisition (`initial`: refuse a live foreign holder).
   Status Renew(bool initial);
-  Status TakeOver(const model::Lease& current);
+  Status AcquireLocked() SW_REQUIRES(run_mu_);
   model::Lease Desired(model::Lease base) const;
   void Run();
   // Reads the Lease cache, updates `tracked_` and returns what changed; sets next_expiry_.
@@ -154,6 +160,7 @@ class ClusterLiveness final {
   Mutex run_mu_;  // serialises Start() and Stop()
   mutable Mutex mu_ SW_ACQUIRED_AFTER(run_mu_);
   CondVar cv_;  // the thread waits here (through the clock); Poke() and Stop() notify it
+  bool acquired_ SW_GUARDED_BY(mu_) = false;
   bool started_ SW_GUARDED_BY(mu_) = false;
   bool stopping_ SW_GUARDED_BY(mu_) = false;
   bool dirty_ SW_GUARDED_BY(mu_) = false;   // a Lease event since the last judgement

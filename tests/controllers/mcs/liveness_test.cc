@@ -242,7 +242,9 @@ TEST_F(LivenessTest, AnotherClusterExpiresOnTheTimerAndComesBack) {
 
   // cluster-b renews: live again, from the Lease event alone.
   PutLease("cluster-b", "host-b_1", a->WallNow(), 10);
-  ASSERT_TRUE(Eventually([&] { return a->IsLive("cluster-b"); }));
+  // (on_change runs just after IsLive turns, outside the lock: wait for the report itself.)
+  ASSERT_TRUE(Eventually([&] { return changes_.seen().size() == 3; }));
+  EXPECT_TRUE(a->IsLive("cluster-b"));
   const std::vector<std::pair<std::string, bool>> expected = {
       {"cluster-b", true}, {"cluster-b", false}, {"cluster-b", true}};
   EXPECT_EQ(changes_.seen(), expected);
@@ -295,13 +297,15 @@ TEST_F(LivenessTest, RefusesASecondHolderOfOneClusterIdUntilTheLeaseExpires) {
   ASSERT_NE(first, nullptr);
   ClusterLiveness* second = Member("cluster-a", "host-z_9", 30s, /*start=*/false);
   ASSERT_NE(second, nullptr);
-  const Status refused = second->Start();
+  // Acquire() needs no cache: the agent calls it when it is created.
+  const Status refused = second->Acquire();
   EXPECT_EQ(refused.code(), StatusCode::kAlreadyExists);
   const std::string message = refused.ToString();
   EXPECT_NE(message.find("\"cluster-a\""), std::string::npos) << message;
   EXPECT_NE(message.find("host-a_1"), std::string::npos) << message;
   EXPECT_NE(message.find(std::string(kBrokerNamespace) + "/mcs-cluster-a"), std::string::npos)
       << message;
+  EXPECT_EQ(second->Start().code(), StatusCode::kAlreadyExists);
 
   // The first stops (a previous run): once its Lease expired, the second takes it over.
   first->Stop();
@@ -312,6 +316,12 @@ TEST_F(LivenessTest, RefusesASecondHolderOfOneClusterIdUntilTheLeaseExpires) {
   ASSERT_TRUE(lease.has_value());
   EXPECT_EQ(lease->spec.holder_identity, "host-z_9");
   EXPECT_EQ(lease->spec.lease_transitions, 1);
+  EXPECT_TRUE(second->Acquire().ok());
+  // And the first, restarted with its old identity, is now the duplicate.
+  EXPECT_EQ(first->Acquire().code(), StatusCode::kInvalid);  // stopped
+  ClusterLiveness* again = Member("cluster-a", "host-a_2", 30s, /*start=*/false);
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(again->Acquire().code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(second->Start().code(), StatusCode::kInvalid);
 }
 
