@@ -160,6 +160,20 @@ void AppendOptTime(std::string& out, std::string_view key, const std::optional<m
   internal::AppendJsonString(out, model::FormatRfc3339Micro(*v));
 }
 
+// One Lease object (the top level, a list item or a watch event's object); errors name it.
+Status DecodeLeaseElement(element root, model::Lease& out) {
+  Status status = CheckTypeMeta(root);
+  if (status.ok()) {
+    status = ForEachField(root, [&out](std::string_view key, element v) {
+      if (key == "metadata") return internal::DecodeObjectMetaValue(v, out.metadata);
+      if (key == "spec") return ReadLeaseSpec(v, out.spec);
+      return Status();
+    });
+  }
+  if (!status.ok()) status.WithObject(ObjectName(root));
+  return status;
+}
+
 }  // namespace
 
 Result<model::Lease> DecodeLease(std::string_view json) {
@@ -172,16 +186,116 @@ Result<model::Lease> DecodeLease(std::string_view json) {
   }
   if (!root.is_object()) return BadRequestError("expected a JSON object at the top level");
   model::Lease out;
-  Status status = CheckTypeMeta(root);
-  if (status.ok()) {
-    status = ForEachField(root, [&out](std::string_view key, element v) {
-      if (key == "metadata") return internal::DecodeObjectMetaValue(v, out.metadata);
-      if (key == "spec") return ReadLeaseSpec(v, out.spec);
-      return Status();
-    });
+  Status status = DecodeLeaseElement(root, out);
+  if (!status.ok()) return status;
+  return out;
+}
+
+Result<ListPage<model::Lease>> DecodeLeaseList(std::string_view json) {
+  simdjson::dom::parser parser;
+  element root;
+  const simdjson::error_code error = parser.parse(json.data(), json.size()).get(root);
+  if (error != simdjson::SUCCESS) {
+    return BadRequestError(std::string("list: malformed JSON: ") + simdjson::error_message(error));
   }
+  ListPage<model::Lease> out;
+  Status status = [&]() -> Status {
+    if (!root.is_object()) return Expected("a JSON object at the top level");
+    element value;
+    std::string_view kind;
+    if (root.at_key("kind").get(value) == simdjson::SUCCESS && !value.is_null() &&
+        value.get_string().get(kind) != simdjson::SUCCESS) {
+      return AtKey(Expected("string"), "kind");
+    }
+    if (!kind.empty() && kind != "List" && kind != "LeaseList") {
+      return AtKey(BadRequestError("expected LeaseList, got " + std::string(kind)), "kind");
+    }
+    element metadata;
+    if (root.at_key("metadata").get(metadata) == simdjson::SUCCESS) {
+      Status meta = ForEachField(metadata, [&out](std::string_view key, element v) -> Status {
+        std::optional<std::string> text;
+        if (key == "resourceVersion" || key == "continue") {
+          SW_RETURN_IF_ERROR(ReadOptString(v, text));
+          (key == "continue" ? out.continue_token : out.resource_version) = text.value_or("");
+        } else if (key == "remainingItemCount" && !v.is_null()) {
+          std::int64_t count = 0;
+          if (v.get_int64().get(count) != simdjson::SUCCESS) return Expected("integer");
+          out.remaining_item_count = count;
+        }
+        return Status();
+      });
+      SW_RETURN_IF_ERROR(AtKey(std::move(meta), "metadata"));
+    }
+    element items;
+    if (root.at_key("items").get(items) != simdjson::SUCCESS || items.is_null()) return Status();
+    simdjson::dom::array array;
+    if (items.get_array().get(array) != simdjson::SUCCESS) return AtKey(Expected("array"), "items");
+    std::size_t index = 0;
+    for (const element item : array) {
+      if (!item.is_null()) {
+        model::Lease lease;
+        Status item_status =
+            item.is_object() ? DecodeLeaseElement(item, lease) : Expected("object");
+        if (item_status.ok()) {
+          out.items.push_back(std::move(lease));
+        } else {
+          if (!item.is_object()) item_status.WithObject("items[" + std::to_string(index) + "]");
+          item_status.WithObject("list");
+          out.item_errors.push_back(std::move(item_status));
+        }
+      }
+      ++index;
+    }
+    return Status();
+  }();
   if (!status.ok()) {
-    status.WithObject(ObjectName(root));
+    status.WithObject("list");
+    return status;
+  }
+  return out;
+}
+
+Result<WatchEvent<model::Lease>> DecodeLeaseWatchEvent(std::string_view line) {
+  simdjson::dom::parser parser;
+  element root;
+  const simdjson::error_code error = parser.parse(line.data(), line.size()).get(root);
+  if (error != simdjson::SUCCESS) {
+    return BadRequestError(std::string("watch event: malformed JSON: ") +
+                           simdjson::error_message(error));
+  }
+  WatchEvent<model::Lease> out;
+  Status status = [&]() -> Status {
+    if (!root.is_object()) return Expected("a JSON object at the top level");
+    element value;
+    std::string_view type;
+    if (root.at_key("type").get(value) != simdjson::SUCCESS) {
+      return AtKey(BadRequestError("required"), "type");
+    }
+    if (value.get_string().get(type) != simdjson::SUCCESS) return AtKey(Expected("string"), "type");
+    const std::optional<WatchEventType> named = internal::WatchEventTypeFromName(type);
+    if (!named) {
+      return AtKey(BadRequestError("unknown watch event type \"" + std::string(type) + "\""),
+                   "type");
+    }
+    out.type = *named;
+    element object;
+    if (root.at_key("object").get(object) != simdjson::SUCCESS || !object.is_object()) {
+      return AtKey(Expected("object"), "object");
+    }
+    if (out.type == WatchEventType::kError) {
+      std::int64_t code = 500;
+      element code_value;
+      if (object.at_key("code").get(code_value) != simdjson::SUCCESS ||
+          code_value.get_int64().get(code) != simdjson::SUCCESS) {
+        code = 500;
+      }
+      out.error = DecodeStatusResponse(simdjson::to_string(object), static_cast<int>(code));
+      return Status();
+    }
+    return DecodeLeaseElement(object, out.object);
+  }();
+  if (!status.ok()) {
+    status.WithObject("watch event");
     return status;
   }
   return out;

@@ -85,6 +85,73 @@ TEST(LeaseCodecTest, EncodesMicroTimeAndEmptyHolder) {
             R"("spec":{}})");
 }
 
+TEST(LeaseCodecTest, DecodesAListKeepingBadItemsAside) {
+  const Result<ListPage<model::Lease>> page = DecodeLeaseList(R"({
+    "kind": "LeaseList", "apiVersion": "coordination.k8s.io/v1",
+    "metadata": {"resourceVersion": "77", "continue": "next"},
+    "items": [
+      {"metadata": {"name": "mcs-a", "namespace": "broker"},
+       "spec": {"holderIdentity": "h", "leaseDurationSeconds": 30,
+                "renewTime": "2026-12-03T04:33:11.000001Z"}},
+      null,
+      {"metadata": {"name": "mcs-b", "namespace": "broker"}, "spec": {"leaseDurationSeconds": "x"}},
+      7]})");
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  EXPECT_EQ(page->resource_version, "77");
+  EXPECT_EQ(page->continue_token, "next");
+  ASSERT_EQ(page->items.size(), 1u);
+  EXPECT_EQ(page->items[0].metadata.name, "mcs-a");
+  EXPECT_EQ(page->items[0].spec.renew_time, T("2026-12-03T04:33:11.000001Z"));
+  ASSERT_EQ(page->item_errors.size(), 2u);
+  EXPECT_NE(page->item_errors[0].ToString().find("leases/broker/mcs-b"), std::string::npos)
+      << page->item_errors[0].ToString();
+  EXPECT_NE(page->item_errors[0].ToString().find(".spec.leaseDurationSeconds"), std::string::npos)
+      << page->item_errors[0].ToString();
+  EXPECT_NE(page->item_errors[1].ToString().find("items[3]"), std::string::npos)
+      << page->item_errors[1].ToString();
+
+  EXPECT_EQ(DecodeLeaseList(R"({"kind":"PodList","items":[]})").status().code(),
+            StatusCode::kBadRequest);
+  EXPECT_EQ(DecodeLeaseList("{").status().code(), StatusCode::kBadRequest);
+  EXPECT_TRUE(DecodeLeaseList(R"({"kind":"List","items":null})").ok());
+}
+
+TEST(LeaseCodecTest, DecodesWatchEvents) {
+  const Result<WatchEvent<model::Lease>> modified = DecodeLeaseWatchEvent(
+      R"({"type":"MODIFIED","object":{"kind":"Lease","apiVersion":"coordination.k8s.io/v1",)"
+      R"("metadata":{"name":"mcs-a","namespace":"broker","resourceVersion":"9"},)"
+      R"("spec":{"holderIdentity":"h"}}})");
+  ASSERT_TRUE(modified.ok()) << modified.status().ToString();
+  EXPECT_EQ(modified->type, WatchEventType::kModified);
+  EXPECT_EQ(modified->object.metadata.resource_version, "9");
+  EXPECT_EQ(modified->object.spec.holder_identity, "h");
+
+  const Result<WatchEvent<model::Lease>> bookmark = DecodeLeaseWatchEvent(
+      R"({"type":"BOOKMARK","object":{"kind":"Lease","apiVersion":"coordination.k8s.io/v1",)"
+      R"("metadata":{"resourceVersion":"12","annotations":{"k8s.io/initial-events-end":"true"}}}})");
+  ASSERT_TRUE(bookmark.ok()) << bookmark.status().ToString();
+  EXPECT_EQ(bookmark->type, WatchEventType::kBookmark);
+  EXPECT_EQ(bookmark->object.metadata.annotations.at("k8s.io/initial-events-end"), "true");
+
+  const Result<WatchEvent<model::Lease>> gone = DecodeLeaseWatchEvent(
+      R"({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure",)"
+      R"("message":"too old resource version","reason":"Expired","code":410}})");
+  ASSERT_TRUE(gone.ok()) << gone.status().ToString();
+  EXPECT_EQ(gone->type, WatchEventType::kError);
+  EXPECT_EQ(gone->error.code(), StatusCode::kExpired);
+
+  const Status unknown = DecodeLeaseWatchEvent(R"({"type":"FOO","object":{}})").status();
+  EXPECT_EQ(unknown.code(), StatusCode::kBadRequest);
+  EXPECT_NE(unknown.ToString().find("unknown watch event type"), std::string::npos);
+  const Status other_kind =
+      DecodeLeaseWatchEvent(R"({"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1"}})")
+          .status();
+  EXPECT_EQ(other_kind.code(), StatusCode::kBadRequest);
+  EXPECT_NE(other_kind.ToString().find("expected coordination.k8s.io/v1 Lease, got v1 Pod"),
+            std::string::npos)
+      << other_kind.ToString();
+}
+
 TEST(EventPatchTest, CountTimestampAndEscapedMessage) {
   EXPECT_EQ(EncodeEventCountPatch(3, T("2026-12-03T04:32:01.9Z"), "said \"hi\"\n"),
             R"({"count":3,"lastTimestamp":"2026-12-03T04:32:01Z","message":"said \"hi\"\n"})");

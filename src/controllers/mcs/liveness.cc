@@ -1,0 +1,428 @@
+#include "controllers/mcs/liveness.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "slicewright/base/log.h"
+#include "slicewright/codec/coordination.h"
+#include "slicewright/labels/validation.h"
+#include "slicewright/mcs/identity.h"
+#include "slicewright/model/mcs.h"
+#include "slicewright/runtime/leader_election.h"
+
+#include "runtime/wall_time.h"
+
+namespace slicewright::controllers::mcs {
+namespace {
+
+constexpr std::string_view kLeasePrefix = "mcs-";
+// A failed renewal is retried this soon (client-go's leader election retry period), or sooner
+// when a third of the lease duration is shorter.
+constexpr Clock::Duration kMaxRetry = std::chrono::seconds(2);
+
+std::string FormatDuration(Clock::Duration duration) {
+  return fmt::format("{}s", std::chrono::duration<double>(duration).count());
+}
+
+std::chrono::seconds SecondsOf(const model::LeaseSpec& spec, std::chrono::seconds fallback) {
+  const std::int32_t seconds =
+      spec.lease_duration_seconds.value_or(static_cast<std::int32_t>(fallback.count()));
+  return std::chrono::seconds(std::max<std::int32_t>(seconds, 0));
+}
+
+// renewTime + leaseDurationSeconds on the wall clock; unset without a renewTime.
+std::optional<model::Time> WallExpiry(const model::LeaseSpec& spec, std::chrono::seconds fallback) {
+  if (!spec.renew_time.has_value()) return std::nullopt;
+  const auto duration =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(SecondsOf(spec, fallback));
+  return model::Time{spec.renew_time->unix_nanos + static_cast<std::int64_t>(duration.count())};
+}
+
+}  // namespace
+
+std::string LivenessLeaseName(std::string_view cluster_id) {
+  return std::string(kLeasePrefix) + std::string(cluster_id);
+}
+
+Result<std::unique_ptr<ClusterLiveness>> ClusterLiveness::Create(LivenessOptions options,
+                                                                 LivenessDeps deps) {
+  if (deps.broker == nullptr || deps.broker_informers == nullptr) {
+    return InvalidError("mcs liveness: the broker's client and informers are required");
+  }
+  if (Status valid = ::slicewright::mcs::ValidateClusterId(options.cluster_id); !valid.ok()) {
+    return Status(valid.code(), "mcs liveness: " + std::string(valid.message()));
+  }
+  if (options.broker_namespace.empty()) {
+    return InvalidError("mcs liveness: --broker-namespace must not be empty");
+  }
+  const auto whole = std::chrono::duration_cast<std::chrono::seconds>(options.lease_duration);
+  if (whole != options.lease_duration || whole < std::chrono::seconds(3) ||
+      whole.count() > std::numeric_limits<std::int32_t>::max()) {
+    return InvalidError("--mcs-lease-duration: must be whole seconds, at least 3s, got " +
+                        FormatDuration(options.lease_duration));
+  }
+  if (options.sync_timeout <= Clock::Duration::zero()) {
+    return InvalidError("mcs liveness: the sync timeout must be positive");
+  }
+  if (options.identity.empty()) {
+    SW_ASSIGN_OR_RETURN(options.identity, runtime::DefaultIdentity());
+  }
+  Clock& clock = deps.clock != nullptr ? *deps.clock : SystemClock::Get();
+  const cache::Kind<model::Lease> kind = cache::MakeKind(
+      client::LeasesResource(), codec::DecodeLeaseList, codec::DecodeLeaseWatchEvent);
+  cache::Informer<model::Lease>& leases = deps.broker_informers->For(
+      kind, {.namespace_ = options.broker_namespace, .label_selector = {}, .field_selector = {}});
+  std::unique_ptr<ClusterLiveness> liveness(
+      new ClusterLiveness(std::move(options), deps, clock, leases));
+  // Every Lease event wakes the judging thread; the waker outlives us in the handler.
+  const std::shared_ptr<Waker> waker = liveness->waker_;
+  const auto poke = [waker] {
+    MutexLock lock(waker->mu);
+    if (waker->target != nullptr) waker->target->Poke();
+  };
+  cache::EventHandler<model::Lease> handler;
+  handler.on_add = [poke](const auto&, bool) { poke(); };
+  handler.on_update = [poke](const auto&, const auto&) { poke(); };
+  handler.on_delete = [poke](const auto&, bool) { poke(); };
+  leases.AddEventHandler(std::move(handler));
+  return liveness;
+}
+
+ClusterLiveness::ClusterLiveness(LivenessOptions options, LivenessDeps deps, Clock& clock,
+                                 cache::Informer<model::Lease>& leases)
+    : options_(std::move(options)),
+      deps_(deps),
+      clock_(clock),
+      leases_(leases),
+      lease_name_(LivenessLeaseName(options_.cluster_id)),
+      steady_origin_(clock.Now()),
+      wall_origin_(runtime::internal::SystemWallTime()),
+      waker_(std::make_shared<Waker>()) {
+  MutexLock lock(waker_->mu);
+  waker_->target = this;
+}
+
+ClusterLiveness::~ClusterLiveness() { Stop(); }
+
+model::Time ClusterLiveness::WallNow() const {
+  return runtime::internal::WallTimeAt(clock_.Now(), steady_origin_, wall_origin_);
+}
+
+void ClusterLiveness::Poke() {
+  MutexLock lock(mu_);
+  dirty_ = true;
+  cv_.NotifyAll();
+}
+
+Status ClusterLiveness::Acquire() {
+  MutexLock run(run_mu_);
+  return AcquireLocked();
+}
+
+Status ClusterLiveness::AcquireLocked() {
+  {
+    MutexLock lock(mu_);
+    if (stopping_) {
+      return InvalidError("mcs liveness: cluster " + options_.cluster_id + ": stopped");
+    }
+    if (acquired_) return Status();
+  }
+  SW_RETURN_IF_ERROR(Renew(/*initial=*/true));
+  MutexLock lock(mu_);
+  acquired_ = true;
+  // The next renewal is due a third of the duration after this write, however long Start()
+  // then waits for the cache (a renewal already due runs at once).
+  next_renew_ = clock_.Now() + options_.lease_duration / 3;
+  SW_LOG(kInfo, "mcs liveness: cluster {} holds Lease {}/{} as {}, lease duration {}",
+         options_.cluster_id, options_.broker_namespace, lease_name_, options_.identity,
+         FormatDuration(options_.lease_duration));
+  return Status();
+}
+
+Status ClusterLiveness::Start() {
+  MutexLock run(run_mu_);
+  {
+    MutexLock lock(mu_);
+    if (started_ || stopping_) {
+      return InvalidError("mcs liveness: cluster " + options_.cluster_id +
+                          ": Start() after Start() or Stop()");
+    }
+  }
+  SW_RETURN_IF_ERROR(AcquireLocked());
+  if (!leases_.WaitForSync(options_.sync_timeout)) {
+    return Status(StatusCode::kTimeout, "mcs liveness: the broker's Leases in namespace " +
+                                            options_.broker_namespace + " did not sync within " +
+                                            FormatDuration(options_.sync_timeout));
+  }
+  std::vector<Change> changes;
+  {
+    MutexLock lock(mu_);
+    started_ = true;
+    changes = JudgeLocked(clock_.Now());
+  }
+  Notify(changes);
+  thread_ = std::thread([this] { Run(); });
+  return Status();
+}
+
+void ClusterLiveness::Stop() {
+  MutexLock run(run_mu_);
+  {
+    MutexLock lock(waker_->mu);
+    waker_->target = nullptr;
+  }
+  {
+    MutexLock lock(mu_);
+    stopping_ = true;
+    cv_.NotifyAll();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+bool ClusterLiveness::IsLive(std::string_view cluster_id) const {
+  if (cluster_id == options_.cluster_id) return true;
+  MutexLock lock(mu_);
+  const auto it = tracked_.find(cluster_id);
+  return it != tracked_.end() && it->second.live;
+}
+
+std::vector<std::string> ClusterLiveness::LiveClusters() const {
+  std::vector<std::string> out{options_.cluster_id};
+  {
+    MutexLock lock(mu_);
+    for (const auto& [id, tracked] : tracked_) {
+      if (tracked.live) out.push_back(id);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool ClusterLiveness::Frozen() const {
+  MutexLock lock(mu_);
+  return frozen_;
+}
+
+std::uint64_t ClusterLiveness::Rounds() const {
+  MutexLock lock(mu_);
+  return rounds_;
+}
+
+model::Lease ClusterLiveness::Desired(model::Lease base) const {
+  const model::Time now = WallNow();
+  const std::string previous_holder = base.spec.holder_identity.value_or("");
+  base.metadata.name = lease_name_;
+  base.metadata.namespace_ = options_.broker_namespace;
+  // A label value holds at most 63 characters, an id up to 127: the name is what we read back.
+  if (labels::IsLabelValueValid(options_.cluster_id)) {
+    base.metadata.labels[std::string(model::kLabelMcsSourceCluster)] = options_.cluster_id;
+  }
+  if (previous_holder != options_.identity || !base.spec.acquire_time.has_value()) {
+    base.spec.acquire_time = now;
+    if (!previous_holder.empty()) {
+      base.spec.lease_transitions = base.spec.lease_transitions.value_or(0) + 1;
+    }
+  }
+  if (!base.spec.lease_transitions.has_value()) base.spec.lease_transitions = 0;
+  base.spec.holder_identity = options_.identity;
+  base.spec.lease_duration_seconds = static_cast<std::int32_t>(
+      std::chrono::duration_cast<std::chrono::seconds>(options_.lease_duration).count());
+  base.spec.renew_time = now;
+  return base;
+}
+
+Status ClusterLiveness::Renew(bool initial) {
+  const client::ResourceRef resource = client::LeasesResource();
+  const std::string where = options_.broker_namespace + "/" + lease_name_;
+  // Fast path: write over the version we wrote last; a conflict or a deleted Lease re-reads.
+  if (!initial && ours_.has_value()) {
+    const model::Lease next = Desired(*ours_);
+    Result<std::string> answer = deps_.broker->Update(resource, options_.broker_namespace,
+                                                      lease_name_, codec::EncodeLease(next));
+    if (answer.ok()) {
+      Result<model::Lease> written = codec::DecodeLease(*answer);
+      ours_ = written.ok() ? std::move(written).value() : next;
+      return Status();
+    }
+    const StatusCode code = answer.status().code();
+    if (code != StatusCode::kConflict && code != StatusCode::kNotFound) {
+      return Status(code, "renewing Lease " + where + ": " + answer.status().ToString());
+    }
+  }
+  Result<std::string> got = deps_.broker->Get(resource, options_.broker_namespace, lease_name_);
+  if (!got.ok()) {
+    if (got.status().code() != StatusCode::kNotFound) {
+      return Status(got.status().code(), "reading Lease " + where + ": " + got.status().ToString());
+    }
+    const model::Lease lease = Desired({});
+    Result<std::string> created =
+        deps_.broker->Create(resource, options_.broker_namespace, codec::EncodeLease(lease));
+    if (!created.ok()) {
+      // kAlreadyExists: another process created it first; the next attempt reads it.
+      return Status(created.status().code(),
+                    "creating Lease " + where + ": " + created.status().ToString());
+    }
+    Result<model::Lease> written = codec::DecodeLease(*created);
+    ours_ = written.ok() ? std::move(written).value() : lease;
+    return Status();
+  }
+  Result<model::Lease> current = codec::DecodeLease(*got);
+  if (!current.ok()) return current.status();
+  const std::string holder = current->spec.holder_identity.value_or("");
+  if (!holder.empty() && holder != options_.identity) {
+    const std::optional<model::Time> expiry = WallExpiry(
+        current->spec, std::chrono::duration_cast<std::chrono::seconds>(options_.lease_duration));
+    if (!expiry.has_value() || *expiry > WallNow()) {
+      return AlreadyExistsError(
+          "mcs: cluster id \"" + options_.cluster_id + "\" is already in use: Lease " + where +
+          " is held by \"" + holder + "\"" +
+          (expiry.has_value() ? " until " + model::FormatRfc3339Micro(*expiry) : std::string()) +
+          " (we are \"" + options_.identity +
+          "\"); two member clusters cannot share an id, so give this one another "
+          "(ClusterProperty id.k8s.io or --cluster-id), or wait for the Lease to expire if the "
+          "other holder is a previous run of this cluster");
+    }
+    SW_LOG(kInfo, "mcs liveness: taking over the expired Lease {} of \"{}\"", where, holder);
+  }
+  const model::Lease next = Desired(*std::move(current));
+  Result<std::string> answer = deps_.broker->Update(resource, options_.broker_namespace,
+                                                    lease_name_, codec::EncodeLease(next));
+  if (!answer.ok()) {
+    // kConflict: someone wrote in between; the next attempt re-reads.
+    return Status(answer.status().code(),
+                  "writing Lease " + where + ": " + answer.status().ToString());
+  }
+  Result<model::Lease> written = codec::DecodeLease(*answer);
+  ours_ = written.ok() ? std::move(written).value() : next;
+  return Status();
+}
+
+void ClusterLiveness::Run() {
+  const Clock::Duration period = options_.lease_duration / 3;
+  const Clock::Duration retry = std::min(period, kMaxRetry);
+  MutexLock lock(mu_);
+  while (!stopping_) {
+    Clock::TimePoint now = clock_.Now();
+    const bool renewing = now >= next_renew_;
+    if (renewing) {
+      lock.Unlock();
+      const Status renewed = Renew(/*initial=*/false);
+      lock.Lock();
+      if (stopping_) break;
+      now = clock_.Now();
+      if (renewed.ok()) {
+        next_renew_ = now + period;
+        if (frozen_) {
+          // Everyone renews through the broker we just got back: each cluster that was live
+          // gets a full lease duration from now before it can expire.
+          frozen_ = false;
+          for (auto& [id, tracked] : tracked_) {
+            if (tracked.live) tracked.changed_at = now;
+          }
+          SW_LOG(kInfo, "mcs liveness: cluster {}: renewed Lease {} again; judging liveness",
+                 options_.cluster_id, lease_name_);
+        }
+      } else {
+        next_renew_ = now + retry;
+        if (!frozen_) {
+          frozen_ = true;
+          SW_LOG(kWarning,
+                 "mcs liveness: cluster {}: {}; no cluster is expired until a renewal succeeds",
+                 options_.cluster_id, renewed.ToString());
+        }
+      }
+    }
+    dirty_ = false;
+    std::vector<Change> changes = JudgeLocked(now);
+    if (!changes.empty()) {
+      lock.Unlock();
+      Notify(changes);
+      lock.Lock();
+    }
+    if (renewing) ++rounds_;
+    if (!changes.empty()) continue;
+    if (dirty_ || stopping_) continue;
+    clock_.WaitUntil(cv_, mu_, std::min(next_renew_, next_expiry_));
+  }
+}
+
+bool ClusterLiveness::LiveAtLocked(const Tracked& tracked, Clock::TimePoint now,
+                                   model::Time wall_now) const {
+  if (!tracked.present || tracked.spec.holder_identity.value_or("").empty()) return false;
+  const auto fallback = std::chrono::duration_cast<std::chrono::seconds>(options_.lease_duration);
+  const std::optional<model::Time> expiry = WallExpiry(tracked.spec, fallback);
+  if (expiry.has_value() && *expiry > wall_now) return true;
+  return tracked.changed_at.has_value() &&
+         *tracked.changed_at + SecondsOf(tracked.spec, fallback) > now;
+}
+
+Clock::TimePoint ClusterLiveness::ExpiryLocked(const Tracked& tracked) const {
+  const auto fallback = std::chrono::duration_cast<std::chrono::seconds>(options_.lease_duration);
+  Clock::TimePoint expiry = Clock::TimePoint::min();
+  if (const std::optional<model::Time> wall = WallExpiry(tracked.spec, fallback)) {
+    expiry = steady_origin_ + std::chrono::duration_cast<Clock::Duration>(std::chrono::nanoseconds(
+                                  wall->unix_nanos - wall_origin_.unix_nanos));
+  }
+  if (tracked.changed_at.has_value()) {
+    expiry = std::max(expiry, *tracked.changed_at + SecondsOf(tracked.spec, fallback));
+  }
+  return expiry;
+}
+
+std::vector<ClusterLiveness::Change> ClusterLiveness::JudgeLocked(Clock::TimePoint now) {
+  const model::Time wall_now = runtime::internal::WallTimeAt(now, steady_origin_, wall_origin_);
+  for (auto& [id, tracked] : tracked_) tracked.present = false;
+  for (const auto& lease : leases_.store().List()) {
+    const std::string& name = lease->metadata.name;
+    if (!name.starts_with(kLeasePrefix) || name.size() == kLeasePrefix.size()) continue;
+    std::string id = name.substr(kLeasePrefix.size());
+    if (id == options_.cluster_id) continue;
+    auto [it, inserted] = tracked_.try_emplace(std::move(id));
+    Tracked& tracked = it->second;
+    if (inserted) {
+      tracked.spec = lease->spec;
+    } else if (tracked.spec != lease->spec) {
+      tracked.spec = lease->spec;
+      tracked.changed_at = now;
+    }
+    tracked.present = true;
+  }
+  std::vector<Change> changes;
+  next_expiry_ = Clock::TimePoint::max();
+  for (auto it = tracked_.begin(); it != tracked_.end();) {
+    Tracked& tracked = it->second;
+    const bool live = LiveAtLocked(tracked, now, wall_now);
+    if (live && !tracked.live) {
+      tracked.live = true;
+      changes.push_back({it->first, true});
+    } else if (!live && tracked.live && !frozen_) {
+      tracked.live = false;
+      changes.push_back({it->first, false});
+    }
+    // Frozen: no expiry to wake for; the renewal retry wakes us.
+    if (tracked.live && live && !frozen_) {
+      next_expiry_ = std::min(next_expiry_, ExpiryLocked(tracked));
+    }
+    if (!tracked.present && !tracked.live) {
+      it = tracked_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return changes;
+}
+
+void ClusterLiveness::Notify(const std::vector<Change>& changes) const {
+  for (const Change& change : changes) {
+    SW_LOG(kInfo, "mcs liveness: cluster {} is {}", change.cluster_id,
+           change.live ? "live" : "expired (its Lease was not renewed in time)");
+    if (options_.on_change) options_.on_change(change.cluster_id, change.live);
+  }
+}
+
+}  // namespace slicewright::controllers::mcs

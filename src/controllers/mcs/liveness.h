@@ -1,0 +1,178 @@
+// Cluster liveness for the MCS agent (issue #23 §1, spec §7 ES9 and §10): renews this cluster's
+// Lease `mcs-<cluster id>` in the broker namespace, watches the other members' Leases, tells which
+// clusters are live and reports when one expires or comes back. It also makes a cluster id unique:
+// Start() refuses an id whose Lease another live process holds. Thread-safe; one thread of its own.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "slicewright/base/clock.h"
+#include "slicewright/base/mutex.h"
+#include "slicewright/base/result.h"
+#include "slicewright/cache/informer_factory.h"
+#include "slicewright/client/rest_client.h"
+#include "slicewright/model/coordination.h"
+#include "slicewright/model/time.h"
+
+namespace slicewright::controllers::mcs {
+
+struct LivenessOptions {
+  // This cluster's id (a lower-case RFC 1123 subdomain, mcs/identity.h); required.
+  std::string cluster_id;
+  // Where the Leases live (the agent's --broker-namespace); required.
+  std::string broker_namespace;
+  // The Lease's holderIdentity, one per process; "" takes runtime::DefaultIdentity()
+  // ("<hostname>_<random UUID>").
+  std::string identity;
+  // leaseDurationSeconds of our Lease (--mcs-lease-duration): whole seconds, at least 3 s. We renew
+  // every third of it, and retry a failed renewal after min(that, 2 s).
+  Clock::Duration lease_duration = std::chrono::seconds(30);
+  // How long Start() waits for the broker's Lease cache to sync.
+  Clock::Duration sync_timeout = std::chrono::seconds(30);
+  // Called when another cluster turns live (true) or expired (false), from Start() and then the
+  // liveness thread, one call at a time and never under a lock of ours; optional. A cluster first
+  // seen live is reported live; one never seen live is not reported (it was not live before
+  // either).
+  std::function<void(const std::string& cluster_id, bool live)> on_change;
+};
+
+struct LivenessDeps {
+  client::RestClient* broker = nullptr;                // required
+  cache::InformerFactory* broker_informers = nullptr;  // required; its Lease informer is made here
+  Clock* clock = nullptr;                              // null: SystemClock
+};
+
+// The Lease name of a cluster id: "mcs-" + id (an id is a subdomain, so dots stay).
+std::string LivenessLeaseName(std::string_view cluster_id);
+
+// When is a cluster live? While its Lease's renewTime + leaseDurationSeconds is in the future (on
+// our wall clock), or while we have seen its Lease change within its lease duration (on our steady
+// clock, so a member whose clock runs behind ours is not expired while it renews). Our own cluster
+// is always live. A cluster without a Lease is not live.
+//
+// The broker outage freeze. Every member renews through the same broker, so when we cannot renew
+// (the broker is unreachable or answers errors) the others most likely cannot either, and their
+// Leases age for a reason that is not theirs. Expiring them would make every member delete every
+// other member's slices at once, the opposite of what the spec asks (imports stay as they were
+// and converge when the broker returns). So while our renewals fail, nobody is judged expired
+// (a Lease seen renewed may still turn a cluster live); when a renewal succeeds again, each
+// cluster that was live gets one full lease duration from that moment to renew before it can
+// expire.
+class ClusterLiveness final {
+ public:
+  // Validates the options (kInvalid naming the field) and creates the Lease informer of the broker
+  // namespace in `broker_informers` (so it starts with the factory).
+  static Result<std::unique_ptr<ClusterLiveness>> Create(LivenessOptions options,
+                                                         LivenessDeps deps);
+  // Stop().
+  ~ClusterLiveness();
+  ClusterLiveness(const ClusterLiveness&) = delete;
+  ClusterLiveness& operator=(const ClusterLiveness&) = delete;
+
+  // Takes our Lease (creating it, renewing our own, or taking over an expired one) and so checks
+  // that the cluster id is ours alone; needs no cache, so the agent can call it when it is
+  // created, before the informers start. Errors:
+  // - kAlreadyExists when another holder identity holds our Lease and it has not expired: two
+  //   members with one cluster id ("mcs: cluster id \"a\" is already in use: Lease
+  //   slicewright-mcs/mcs-a is held by \"host_uuid\" until ..."). An expired Lease (a previous
+  //   run's) is taken over.
+  // - the broker's error (kUnavailable, kForbidden, kConflict, ...) when the Lease cannot be read
+  //   or written; the caller may retry.
+  // OK at once when already acquired; kInvalid after Stop().
+  Status Acquire();
+  // Acquire() unless done, then waits up to sync_timeout for the Lease cache (call it once the
+  // broker informers are started; kTimeout if it does not sync), judges, reports the clusters
+  // live now through on_change, and starts renewing and judging on its thread. kInvalid when
+  // called after Start() or Stop(); after an error it may be called again.
+  Status Start();
+  // Stops renewing and judging and joins the thread; on_change is not called after it returns.
+  // The Lease is left in place: it expires, so the others drop our slices only after the TTL.
+  // Idempotent.
+  void Stop();
+
+  bool IsLive(std::string_view cluster_id) const;
+  // Every live cluster, ours included, sorted.
+  std::vector<std::string> LiveClusters() const;
+  // True while our renewals fail (the freeze above).
+  bool Frozen() const;
+  // How many renewal rounds (a renewal tried, then the judgement after it) have finished: lets a
+  // test know the thread has acted on a clock advance.
+  std::uint64_t Rounds() const;
+
+  const std::string& cluster_id() const { return options_.cluster_id; }
+  const std::string& identity() const { return options_.identity; }
+  const std::string& lease_name() const { return lease_name_; }
+  // The wall time on our clock (what we write as renewTime and judge others' Leases against).
+  model::Time WallNow() const;
+
+ private:
+  // What we know of another cluster's Lease.
+  struct Tracked {
+    model::LeaseSpec spec;
+    // When (our steady clock) we saw the spec change; unset until it changes after first sight.
+    std::optional<Clock::TimePoint> changed_at;
+    bool live = false;    // as reported
+    bool present = true;  // the Lease is in the cache
+  };
+  struct Change {
+    std::string cluster_id;
+    bool live;
+  };
+  // The Lease informer's handler reaches us through this, so an event after our destruction (the
+  // informer lives as long as the factory, and handlers cannot be removed) finds nobody.
+  struct Waker {
+    Mutex mu;
+    ClusterLiveness* target SW_GUARDED_BY(mu) = nullptr;
+  };
+
+  ClusterLiveness(LivenessOptions options, LivenessDeps deps, Clock& clock,
+                  cache::Informer<model::Lease>& leases);
+  // One renewal, or the first acquisition (`initial`: refuse a live foreign holder).
+  Status Renew(bool initial);
+  Status AcquireLocked() SW_REQUIRES(run_mu_);
+  model::Lease Desired(model::Lease base) const;
+  void Run();
+  // Reads the Lease cache, updates `tracked_` and returns what changed; sets next_expiry_.
+  std::vector<Change> JudgeLocked(Clock::TimePoint now) SW_REQUIRES(mu_);
+  bool LiveAtLocked(const Tracked& tracked, Clock::TimePoint now, model::Time wall_now) const
+      SW_REQUIRES(mu_);
+  Clock::TimePoint ExpiryLocked(const Tracked& tracked) const SW_REQUIRES(mu_);
+  void Notify(const std::vector<Change>& changes) const;
+  void Poke();
+
+  const LivenessOptions options_;
+  const LivenessDeps deps_;
+  Clock& clock_;
+  cache::Informer<model::Lease>& leases_;
+  const std::string lease_name_;
+  const Clock::TimePoint steady_origin_;
+  const model::Time wall_origin_;
+  const std::shared_ptr<Waker> waker_;
+
+  Mutex run_mu_;  // serialises Start() and Stop()
+  mutable Mutex mu_ SW_ACQUIRED_AFTER(run_mu_);
+  CondVar cv_;  // the thread waits here (through the clock); Poke() and Stop() notify it
+  bool acquired_ SW_GUARDED_BY(mu_) = false;
+  bool started_ SW_GUARDED_BY(mu_) = false;
+  bool stopping_ SW_GUARDED_BY(mu_) = false;
+  bool dirty_ SW_GUARDED_BY(mu_) = false;   // a Lease event since the last judgement
+  bool frozen_ SW_GUARDED_BY(mu_) = false;  // our last renewal failed
+  std::uint64_t rounds_ SW_GUARDED_BY(mu_) = 0;
+  std::map<std::string, Tracked, std::less<>> tracked_ SW_GUARDED_BY(mu_);
+  Clock::TimePoint next_renew_ SW_GUARDED_BY(mu_);
+  Clock::TimePoint next_expiry_ SW_GUARDED_BY(mu_) = Clock::TimePoint::max();
+  // Our Lease as last written (its resourceVersion). Not under mu_: only Start() (under run_mu_,
+  // before the thread exists) and then the thread touch it, one after the other.
+  std::optional<model::Lease> ours_;
+  std::thread thread_ SW_GUARDED_BY(run_mu_);
+};
+
+}  // namespace slicewright::controllers::mcs
