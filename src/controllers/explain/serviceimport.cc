@@ -70,9 +70,10 @@ std::string WhyAbsent(const ServiceImportInput& input, const ServiceImportExplan
         annotation);
   }
   return fmt::format(
-      "with --mcs-endpointslice-sync={} only an export annotated {}: \"false\" (the oldest export "
-      "decides) turns slices off; annotate it \"true\" or remove the annotation to get slices "
-      "(if the agents run with another policy, pass it with --mcs-endpointslice-sync)",
+      "with --mcs-endpointslice-sync={} that means the oldest export is annotated {}: \"false\", "
+      "or the agents keep no slices for it yet (an agent without EndpointSlice support, or one "
+      "still syncing); remove the annotation or set it to \"true\" to get slices (if the agents "
+      "run with another policy, pass it here with --mcs-endpointslice-sync)",
       input.endpointslice_sync, annotation);
 }
 
