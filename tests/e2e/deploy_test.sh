@@ -301,4 +301,68 @@ expect_contains "the admission policy: kinds and binding" "$guard" \
   "o.metadata.name == 'mcs-' + variables.cluster" \
   "'multicluster.kubernetes.io/source-cluster'" "[object, oldObject]"
 
+# The member Deployment's arguments run the agent: `slicewright controller-manager` with exactly
+# those arguments (the broker kubeconfig path, the port and this cluster's id aside, since there is
+# no pod here) against a member and a broker server wins its own Lease, publishes a ServiceExport
+# to the broker and imports it.
+start_server mcs-member --mcs-crds --write-kubeconfig "$E2E_TMP/member.kubeconfig" || exit 1
+start_server mcs-broker --mcs-crds --write-kubeconfig "$E2E_TMP/broker.kubeconfig" || exit 1
+mapfile -t agent_args < <(k kustomize "$MCS_DEPLOY/member" | /usr/bin/python3 -c '
+import sys, yaml
+for d in yaml.safe_load_all(sys.stdin):
+    if d and d["kind"] == "Deployment":
+        container = d["spec"]["template"]["spec"]["containers"][0]
+        for arg in container["command"][1:] + container["args"]:
+            print(arg)')
+expect_eq "the Deployment runs controller-manager" "${agent_args[0]:-}" "controller-manager"
+run_args=()
+for arg in "${agent_args[@]}"; do
+  case $arg in
+    --broker-kubeconfig=*) run_args+=("--broker-kubeconfig=$E2E_TMP/broker.kubeconfig") ;;
+    --port=*) run_args+=(--port=-1) ;;
+    *) run_args+=("$arg") ;;
+  esac
+done
+KUBECONFIG=$E2E_TMP/broker.kubeconfig k create namespace slicewright-mcs >/dev/null
+export KUBECONFIG=$E2E_TMP/member.kubeconfig
+k create namespace demo >/dev/null
+k apply -f - >/dev/null <<'EOT'
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: demo}
+spec:
+  selector: {app: web}
+  ports: [{name: http, port: 80}]
+---
+apiVersion: multicluster.x-k8s.io/v1beta1
+kind: ServiceExport
+metadata: {name: web, namespace: demo}
+EOT
+"$SW_BIN" "${run_args[@]}" --kubeconfig="$E2E_TMP/member.kubeconfig" --cluster-id=cluster-1 \
+  >"$E2E_TMP/agent.out" 2>"$E2E_TMP/agent.err" &
+agent_pid=$!
+e2e_pids+=("$agent_pid")
+# shellcheck disable=SC2317  # called through wait_until
+lease_holder() {
+  k get -n kube-system lease slicewright-mcs-agent -o jsonpath='{.spec.holderIdentity}' |
+    grep -q .
+}
+expect_eq "the agent wins its own Lease slicewright-mcs-agent" \
+  "$(wait_until 20 lease_holder && echo yes)" yes
+# shellcheck disable=SC2317  # called through wait_until
+record_published() {
+  KUBECONFIG=$E2E_TMP/broker.kubeconfig k get -n slicewright-mcs serviceexportrecord \
+    web.demo.cluster-1 -o jsonpath='{.spec.cluster}' | grep -qx cluster-1
+}
+expect_eq "... publishes the export to the broker" "$(wait_until 20 record_published && echo yes)" yes
+# shellcheck disable=SC2317  # called through wait_until
+imported() {
+  k get -n demo serviceimport web -o jsonpath='{.status.clusters[*].cluster}' | grep -qx cluster-1
+}
+expect_eq "... and imports it" "$(wait_until 20 imported && echo yes)" yes
+stop_server "$agent_pid"
+rc=$?
+expect_eq "the agent exits 0 on SIGTERM" "$rc" 0
+[[ $e2e_failed == 0 ]] || tail -20 "$E2E_TMP/agent.err"
+
 e2e_finish
