@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end: the deploy/ kustomize base against `slicewright apiserver` with the real kubectl
-# (and deploy/mcs: the MCS agent's member base and the broker's, at the end).
+# (and, at the end, deploy/mcs: the member and broker bases and member template dry-run, the
+# broker's admission policy checked for structure, the member Deployment's arguments run).
 # A server-side dry run must accept every object (and really validate: a base whose namespace does
 # not exist, or a broken Deployment, is refused), a real apply must create each object, a second
 # apply must change nothing, and the rendered manifests must keep their security settings.
