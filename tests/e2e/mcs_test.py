@@ -376,6 +376,24 @@ def check_example(kubectl, binary, kubeconfig):
     checks.check("explain: a missing import is a clear error", missing.returncode == 1 and
                  "serviceimport mcs-demo/nothing not found" in missing.stderr, missing.stderr)
 
+    # Slices switched off by the exports' annotation: Absent, and explain says why and what to do.
+    for context in CLUSTERS:
+        kubectl(context, "annotate", "--overwrite", "serviceexport", "web", "-n", "mcs-demo",
+                "mcs.slicewright.io/endpointslice-sync=false")
+    checks.check("example: annotated \"false\", the import says Absent", wait_until(
+        IMPORT_WAIT, lambda: ((get("cluster-2", "serviceimport") or {}).get("status") or {}).get(
+            "endpointSliceObjects") == "Absent"))
+    result = explain("mcs-demo/web", "--context", "cluster-2", "-o", "json")
+    answer = json.loads(result.stdout or "{}")
+    checks.check("explain: Absent, not routable, because of the annotation",
+                 answer.get("endpointSlicesRoutable") is False and
+                 'annotated mcs.slicewright.io/endpointslice-sync: "false"' in answer.get(
+                     "verdict", ""), answer)
+    checks.check("explain: ... pointing at spec.ips and the derived Service",
+                 ("route to spec.ips (%s) or the derived Service %s" % (
+                     ", ".join(si["spec"]["ips"]), answer.get("derivedService"))) in answer.get(
+                     "advice", ""), answer.get("advice"))
+
 
 if __name__ == "__main__":
     main()
