@@ -11,11 +11,14 @@
 #include "slicewright/client/transport.h"
 #include "slicewright/client/typed_client.h"
 #include "slicewright/labels/selector.h"
+#include "slicewright/model/mcs.h"
 #include "slicewright/model/well_known.h"
 
 #include "cli/command.h"
 #include "controllers/explain/explain.h"
+#include "controllers/explain/serviceimport.h"
 #include "controllers/manager/manager.h"
+#include "controllers/mcs/kinds.h"
 
 namespace slicewright::cli {
 namespace {
@@ -89,6 +92,40 @@ Result<controllers::explain::Input> Fetch(client::RestClient& rest, const std::s
   return input;
 }
 
+// A ServiceImport, the MCS EndpointSlices of its namespace and name, and this cluster's
+// ServiceExport of the same name (absent when it does not export it).
+Result<controllers::explain::ServiceImportInput> FetchServiceImport(client::RestClient& rest,
+                                                                    const std::string& namespace_,
+                                                                    const std::string& name) {
+  controllers::explain::ServiceImportInput input;
+  client::TypedClient<model::ServiceImport> imports(rest, controllers::mcs::ServiceImportCodec());
+  Result<model::ServiceImport> service_import = imports.Get(namespace_, name);
+  if (!service_import.ok()) return service_import.status();
+  input.service_import = std::move(service_import).value();
+
+  client::ListOptions slice_options;
+  slice_options.label_selector = std::string(model::kLabelMcsServiceName) + "=" + name;
+  client::TypedClient<model::EndpointSlice> slices(rest, client::EndpointSliceCodec());
+  Result<codec::ListPage<model::EndpointSlice>> slice_page =
+      slices.ListAll(namespace_, slice_options);
+  if (!slice_page.ok()) return slice_page.status();
+  input.slices = std::move(slice_page->items);
+
+  client::TypedClient<model::ServiceExport> exports(rest, controllers::mcs::ServiceExportCodec());
+  Result<model::ServiceExport> found = exports.Get(namespace_, name);
+  if (found.ok()) {
+    input.service_export = std::move(found).value();
+  } else if (found.status().code() != StatusCode::kNotFound) {
+    return found.status();
+  }
+  return input;
+}
+
+bool IsServiceImportKind(const std::string& kind) {
+  return kind == "serviceimport" || kind == "serviceimports" || kind == "svcim" ||
+         kind == "svcimport";
+}
+
 }  // namespace
 
 int RunExplainCommand(const ExplainCommandOptions& options, std::ostream& out, std::ostream& err) {
@@ -96,8 +133,15 @@ int RunExplainCommand(const ExplainCommandOptions& options, std::ostream& out, s
     err << "slicewright explain: " << message << "\n";
     return 1;
   };
-  if (options.kind != "service" && options.kind != "services" && options.kind != "svc") {
-    return fail("unknown kind \"" + options.kind + "\": only service is explained");
+  const bool service_import = IsServiceImportKind(options.kind);
+  if (options.kind != "service" && options.kind != "services" && options.kind != "svc" &&
+      !service_import) {
+    return fail("unknown kind \"" + options.kind + "\": service and serviceimport are explained");
+  }
+  if (options.endpointslice_sync != "all" && options.endpointslice_sync != "headless" &&
+      options.endpointslice_sync != "annotated") {
+    return fail("--mcs-endpointslice-sync: want all, headless or annotated, got " +
+                options.endpointslice_sync);
   }
   if (options.output != "text" && options.output != "json") {
     return fail("-o/--output: want text or json, got " + options.output);
@@ -122,6 +166,26 @@ int RunExplainCommand(const ExplainCommandOptions& options, std::ostream& out, s
 
   Result<std::unique_ptr<client::RestClient>> rest = Connect(options);
   if (!rest.ok()) return fail(rest.status().ToString());
+  if (service_import) {
+    Result<controllers::explain::ServiceImportInput> mcs_input =
+        FetchServiceImport(**rest, namespace_, name);
+    if (!mcs_input.ok()) {
+      if (mcs_input.status().code() == StatusCode::kNotFound) {
+        return fail("serviceimport " + namespace_ + "/" + name +
+                    " not found (no cluster exports it, or the MCS CRDs are not installed)");
+      }
+      return fail(mcs_input.status().ToString());
+    }
+    mcs_input->endpointslice_sync = options.endpointslice_sync;
+    const controllers::explain::ServiceImportExplanation explanation =
+        controllers::explain::ExplainServiceImport(*mcs_input);
+    if (options.output == "json") {
+      out << controllers::explain::EncodeServiceImportJson(explanation) << "\n";
+    } else {
+      out << controllers::explain::RenderServiceImportText(explanation);
+    }
+    return 0;
+  }
   Result<controllers::explain::Input> input = Fetch(**rest, namespace_, name);
   if (!input.ok()) {
     if (input.status().code() == StatusCode::kNotFound) {
@@ -150,16 +214,20 @@ CommandSpec ExplainCommand() {
   CommandSpec spec;
   spec.name = "explain";
   spec.description =
-      "Say who manages a Service's endpoints and why, and which pods are left out and why "
-      "(also `kubectl slicewright explain service NS/NAME`)";
+      "Say who manages a Service's endpoints and why, and which pods are left out and why; "
+      "or whether a ServiceImport can be routed through EndpointSlices here "
+      "(also `kubectl slicewright explain service|serviceimport NS/NAME`)";
   spec.flags = {
-      {.names = "kind", .help = "service", .target = &options->kind, .required = true},
+      {.names = "kind",
+       .help = "service or serviceimport",
+       .target = &options->kind,
+       .required = true},
       {.names = "name",
        .help = "NAME or NAMESPACE/NAME",
        .target = &options->target,
        .required = true},
       {.names = "-n,--namespace",
-       .help = "The Service's namespace (default: default)",
+       .help = "The object's namespace (default: default)",
        .target = &options->namespace_,
        .show_default = false},
       {.names = "--kubeconfig",
@@ -180,6 +248,9 @@ CommandSpec ExplainCommand() {
       {.names = "--max-endpoints-per-slice",
        .help = "The controllers' --max-endpoints-per-slice",
        .target = &options->max_endpoints_per_slice},
+      {.names = "--mcs-endpointslice-sync",
+       .help = "serviceimport: the MCS agents' --mcs-endpointslice-sync (all, headless, annotated)",
+       .target = &options->endpointslice_sync},
       {.names = "-o,--output", .help = "text or json", .target = &options->output},
   };
   spec.run = [options](const CommandContext& io) {

@@ -2,6 +2,7 @@
 
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include <gtest/gtest.h>
@@ -36,6 +37,13 @@ TEST(ExplainCommandTest, BadArgumentsExitOne) {
       {[](ExplainCommandOptions& o) { o.namespace_ = "shop"; }, "contradicts -n shop"},
       {[](ExplainCommandOptions& o) { o.max_endpoints_per_slice = 0; }, "want 1-1000"},
       {[](ExplainCommandOptions& o) { o.feature_gates = "Bogus=true"; }, "--feature-gates"},
+      {[](ExplainCommandOptions& o) { o.endpointslice_sync = "some"; },
+       "--mcs-endpointslice-sync: want all, headless or annotated, got some"},
+      {[](ExplainCommandOptions& o) {
+         o.kind = "svcim";
+         o.target = "a/b/c";
+       },
+       "want NAME or NAMESPACE/NAME"},
   };
   for (const auto& [mutate, message] : cases) {
     ExplainCommandOptions options = Valid();
@@ -48,6 +56,11 @@ TEST(ExplainCommandTest, BadArgumentsExitOne) {
 
 TEST(ExplainCommandTest, MissingKubeconfigIsAnError) {
   auto [code, err] = RunExplain(Valid());
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(err.find("/nonexistent/kubeconfig"), std::string::npos) << err;
+  ExplainCommandOptions service_import = Valid();
+  service_import.kind = "serviceimport";
+  std::tie(code, err) = RunExplain(service_import);
   EXPECT_EQ(code, 1);
   EXPECT_NE(err.find("/nonexistent/kubeconfig"), std::string::npos) << err;
 }

@@ -360,6 +360,7 @@ def main():
             for c in CLUSTERS + ["broker"])))
         checks.run("topology", lambda: check_topology(kubectl, data_dir))
         checks.run("services", lambda: check_services(kubectl))
+        checks.run("example", lambda: check_example(kubectl, binary, kubeconfig))
         checks.run("bad input", lambda: check_bad_input(kubectl, binary, kubeconfig, process))
 
         process.send_signal(signal.SIGTERM)
@@ -379,6 +380,109 @@ def main():
                 print(f.read().decode(errors="replace")[-4000:])
         scratch.cleanup(failed)
         sys.exit(1 if failed else 0)
+
+
+def check_example(kubectl, binary, kubeconfig):
+    """examples/mcs/ as its README walks a new user through it: web.yaml applied to both clusters
+    gives a ClusterSetIP import in cluster-2 spanning both, the export's conditions say Valid,
+    Ready and NoConflicts, and `slicewright explain serviceimport` (and the kubectl plugin) answers
+    consistently with the import: routable through EndpointSlices exactly when
+    endpointSliceObjects is Present and slices exist, otherwise pointing at spec.ips."""
+    example = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples",
+                           "mcs")
+    for context in CLUSTERS:
+        kubectl(context, "apply", "-f", example)
+
+    def get(context, kind):
+        result = kubectl(context, "get", kind, "web", "-n", "mcs-demo", "-o", "json", check=False)
+        return json.loads(result.stdout) if result.returncode == 0 else None
+
+    def imported():
+        status = (get("cluster-2", "serviceimport") or {}).get("status") or {}
+        return sorted(c["cluster"] for c in status.get("clusters") or []) == CLUSTERS and \
+            status.get("endpointSliceObjects") in ("Present", "Absent")
+
+    checks.check("example: cluster-2 imports web from both clusters", wait_until(IMPORT_WAIT, imported))
+    table = kubectl("cluster-2", "get", "serviceimports", "-n", "mcs-demo").stdout
+    checks.check("example: kubectl get serviceimports prints it as ClusterSetIP",
+                 "web" in table and "ClusterSetIP" in table, table)
+
+    def conditions():
+        export = get("cluster-1", "serviceexport") or {}
+        return {c["type"]: (c["status"], c["reason"])
+                for c in (export.get("status") or {}).get("conditions") or []}
+
+    checks.check("example: the ServiceExport is Valid, Ready and conflict-free", wait_until(
+        IMPORT_WAIT, lambda: conditions() == {"Valid": ("True", "Valid"),
+                                              "Ready": ("True", "Exported"),
+                                              "Conflict": ("False", "NoConflicts")}), conditions())
+
+    def explain(*args, plugin=False):
+        env = dict(os.environ)
+        if plugin:
+            env["PATH"] = os.path.dirname(binary) + os.pathsep + env.get("PATH", "")
+            env["KUBECONFIG"] = kubeconfig  # kubectl finds a plugin only before any flag
+            command = ["kubectl", "slicewright"]
+        else:
+            command = [binary]
+        return subprocess.run(command + ["explain", "serviceimport"] + list(args) +
+                              ["--kubeconfig", kubeconfig], capture_output=True, text=True,
+                              timeout=60, env=env)
+
+    # Once the import has settled (its derived Service named, its IP allocated).
+    checks.check("example: the import has its ClusterSetIP", wait_until(IMPORT_WAIT, lambda: (
+        (get("cluster-2", "serviceimport") or {}).get("spec", {}).get("ips"))))
+    si = get("cluster-2", "serviceimport")
+    result = explain("mcs-demo/web", "--context", "cluster-2", "-o", "json")
+    checks.eq("example: explain serviceimport -o json exits 0", result.returncode, 0)
+    answer = json.loads(result.stdout or "{}")
+    slices = json.loads(kubectl("cluster-2", "get", "endpointslices", "-n", "mcs-demo", "-l",
+                                "multicluster.kubernetes.io/service-name=web", "-o", "json").stdout)
+    present = si["status"].get("endpointSliceObjects") == "Present"
+    checks.eq("explain: endpointSliceObjects as the import says", answer.get("endpointSliceObjects"),
+              si["status"].get("endpointSliceObjects"))
+    checks.eq("explain: routable exactly when Present with slices",
+              answer.get("endpointSlicesRoutable"), present and len(slices["items"]) > 0)
+    checks.eq("explain: the ClusterSetIP and derived Service", (answer.get("ips"),
+                                                               answer.get("derivedService")),
+              (si["spec"]["ips"], si["metadata"].get("annotations", {}).get(
+                  "multicluster.kubernetes.io/derived-service")))
+    checks.eq("explain: both source clusters, live",
+              [(c["cluster"], c["listed"]) for c in answer.get("clusters", [])],
+              [("cluster-1", True), ("cluster-2", True)])
+    checks.eq("explain: no conflict on the local export", (answer.get("conflict") or {}).get(
+        "reason"), "NoConflicts")
+    if not present:
+        checks.check("explain: Absent points at spec.ips",
+                     ("route to spec.ips (%s)" % ", ".join(si["spec"]["ips"])) in answer.get(
+                         "advice", ""), answer.get("advice"))
+    text = explain("mcs-demo/web", "--context", "cluster-2", plugin=True)
+    checks.check("example: kubectl slicewright explain serviceimport prints the answer",
+                 text.returncode == 0 and "ServiceImport mcs-demo/web" in text.stdout and
+                 "Routable via EndpointSlices: " + ("yes" if answer.get("endpointSlicesRoutable")
+                                                    else "no") in text.stdout,
+                 text.stdout + text.stderr)
+    missing = explain("mcs-demo/nothing", "--context", "cluster-2")
+    checks.check("explain: a missing import is a clear error", missing.returncode == 1 and
+                 "serviceimport mcs-demo/nothing not found" in missing.stderr, missing.stderr)
+
+    # Slices switched off by the exports' annotation: Absent, and explain says why and what to do.
+    for context in CLUSTERS:
+        kubectl(context, "annotate", "--overwrite", "serviceexport", "web", "-n", "mcs-demo",
+                "mcs.slicewright.io/endpointslice-sync=false")
+    checks.check("example: annotated \"false\", the import says Absent", wait_until(
+        IMPORT_WAIT, lambda: ((get("cluster-2", "serviceimport") or {}).get("status") or {}).get(
+            "endpointSliceObjects") == "Absent"))
+    result = explain("mcs-demo/web", "--context", "cluster-2", "-o", "json")
+    answer = json.loads(result.stdout or "{}")
+    checks.check("explain: Absent, not routable, because of the annotation",
+                 answer.get("endpointSlicesRoutable") is False and
+                 'annotated mcs.slicewright.io/endpointslice-sync: "false"' in answer.get(
+                     "verdict", ""), answer)
+    checks.check("explain: ... pointing at spec.ips and the derived Service",
+                 ("route to spec.ips (%s) or the derived Service %s" % (
+                     ", ".join(si["spec"]["ips"]), answer.get("derivedService"))) in answer.get(
+                     "advice", ""), answer.get("advice"))
 
 
 if __name__ == "__main__":

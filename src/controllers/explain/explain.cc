@@ -83,24 +83,6 @@ void DecideController(const Input& input, Explanation& out) {
                " label: the EndpointSlice controller publishes the pods it selects" + gate_note;
 }
 
-SliceReport Summarise(const model::EndpointSlice& slice) {
-  SliceReport report;
-  report.name = slice.metadata.name;
-  auto managed_by = slice.metadata.labels.find(model::kLabelManagedBy);
-  if (managed_by != slice.metadata.labels.end()) report.managed_by = managed_by->second;
-  report.address_type = slice.address_type;
-  for (const model::Endpoint& endpoint : slice.endpoints) {
-    ++report.endpoints;
-    // Unset conditions: ready and serving mean true, terminating false (discovery/v1).
-    if (endpoint.conditions.ready.value_or(true)) ++report.ready;
-    if (endpoint.conditions.serving.value_or(endpoint.conditions.ready.value_or(true))) {
-      ++report.serving;
-    }
-    if (endpoint.conditions.terminating.value_or(false)) ++report.terminating;
-  }
-  return report;
-}
-
 std::string FamilyOf(std::string_view ip) {
   return ip.find(':') == std::string_view::npos ? "IPv4" : "IPv6";
 }
@@ -204,6 +186,24 @@ bool UsesTopologyCache(const model::Service& service) {
 
 }  // namespace
 
+SliceReport SummariseSlice(const model::EndpointSlice& slice) {
+  SliceReport report;
+  report.name = slice.metadata.name;
+  auto managed_by = slice.metadata.labels.find(model::kLabelManagedBy);
+  if (managed_by != slice.metadata.labels.end()) report.managed_by = managed_by->second;
+  report.address_type = slice.address_type;
+  for (const model::Endpoint& endpoint : slice.endpoints) {
+    ++report.endpoints;
+    // Unset conditions: ready and serving mean true, terminating false (discovery/v1).
+    if (endpoint.conditions.ready.value_or(true)) ++report.ready;
+    if (endpoint.conditions.serving.value_or(endpoint.conditions.ready.value_or(true))) {
+      ++report.serving;
+    }
+    if (endpoint.conditions.terminating.value_or(false)) ++report.terminating;
+  }
+  return report;
+}
+
 std::string_view PodVerdictName(PodVerdict verdict) {
   switch (verdict) {
     case PodVerdict::kReady:
@@ -240,7 +240,7 @@ Explanation Explain(const Input& input) {
   DecideController(input, out);
 
   for (const model::EndpointSlice& slice : input.slices) {
-    SliceReport report = Summarise(slice);
+    SliceReport report = SummariseSlice(slice);
     if (!out.managed_by.empty() && report.managed_by == out.managed_by) {
       out.ready += report.ready;
       out.serving += report.serving;

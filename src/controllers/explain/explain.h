@@ -62,6 +62,10 @@ struct SliceReport {
   std::int64_t terminating = 0;
 };
 
+// A slice's name, manager, address type and endpoint counts (unset conditions counted as
+// discovery/v1 defines them: ready and serving true, terminating false).
+SliceReport SummariseSlice(const model::EndpointSlice& slice);
+
 struct Explanation {
   std::string service;  // namespace/name
   // The controller expected to write this Service's endpoints ("" when none does), its

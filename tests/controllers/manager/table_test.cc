@@ -1,6 +1,6 @@
 // The controller table: every descriptor complete and unique, deploy/rbac.yaml equal to what the
-// default controllers declare, and a controller that names another cluster getting its client and
-// informers from the manager.
+// default controllers declare (deploy/mcs/member/rbac.yaml to what the MCS agent declares), and a
+// controller that names another cluster getting its client and informers from the manager.
 #include "controllers/manager/table.h"
 
 #include <atomic>
@@ -114,6 +114,50 @@ TEST(ControllerTableTest, DeployedClusterRoleIsTheTablesRules) {
     EXPECT_TRUE(declared.contains(grant))
         << "deploy/rbac.yaml grants " << std::get<0>(grant) << "/" << std::get<1>(grant) << " "
         << std::get<2>(grant) << " that no controller declares";
+  }
+}
+
+// The ClusterRole grants of a deploy/ manifest, or a failure naming the file.
+::testing::AssertionResult ReadClusterRoleGrants(const std::string& relative,
+                                                 std::set<Grant>& deployed) {
+  std::ifstream file(std::string(SW_SOURCE_DIR) + "/" + relative);
+  if (!file.good()) return ::testing::AssertionFailure() << relative << " not found";
+  std::stringstream text;
+  text << file.rdbuf();
+  auto documents = codec::YamlToJson(text.str(), relative);
+  if (!documents.ok()) return ::testing::AssertionFailure() << documents.status().ToString();
+  for (const std::string& document : *documents) {
+    const nlohmann::json object = nlohmann::json::parse(document);
+    if (object.value("kind", "") != "ClusterRole") continue;
+    for (const nlohmann::json& rule : object.at("rules")) {
+      RbacRule parsed;
+      parsed.api_groups = rule.at("apiGroups").get<std::vector<std::string>>();
+      parsed.resources = rule.at("resources").get<std::vector<std::string>>();
+      parsed.verbs = rule.at("verbs").get<std::vector<std::string>>();
+      for (const Grant& grant : Expand({parsed})) deployed.insert(grant);
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// deploy/mcs/member/rbac.yaml's ClusterRole grants exactly what the "mcs" descriptor declares plus
+// the manager's Events: the MCS agent in a member cluster has least privilege.
+TEST(ControllerTableTest, DeployedMcsMemberClusterRoleIsTheMcsRules) {
+  std::set<Grant> deployed;
+  ASSERT_TRUE(ReadClusterRoleGrants("deploy/mcs/member/rbac.yaml", deployed));
+  std::vector<RbacRule> wanted = ManagerRbacRules();
+  const ControllerDescriptor* mcs = FindController(BuiltinControllers(), "mcs").value();
+  wanted.insert(wanted.end(), mcs->rbac.begin(), mcs->rbac.end());
+  const std::set<Grant> declared = Expand(wanted);
+  for (const Grant& grant : declared) {
+    EXPECT_TRUE(deployed.contains(grant))
+        << "deploy/mcs/member/rbac.yaml lacks " << std::get<0>(grant) << "/" << std::get<1>(grant)
+        << " " << std::get<2>(grant);
+  }
+  for (const Grant& grant : deployed) {
+    EXPECT_TRUE(declared.contains(grant))
+        << "deploy/mcs/member/rbac.yaml grants " << std::get<0>(grant) << "/" << std::get<1>(grant)
+        << " " << std::get<2>(grant) << " that the mcs descriptor does not declare";
   }
 }
 
