@@ -229,6 +229,34 @@ def check_services(kubectl):
                      x["metadata"]["labels"]["multicluster.kubernetes.io/source-cluster"] ==
                      "cluster-1"])) == 2 * len(families)))
 
+    # Liveness (spec §7 ES9): cluster-1's Lease gone from the broker = cluster-1 expired for
+    # cluster-2: it leaves status.clusters and its endpoints leave cluster-2's slices, the import
+    # stays; cluster-1's agent renews its Lease and everything comes back.
+    def from_cluster1(context):
+        return [x for x in mcs_slices(context) if
+                x["metadata"]["labels"]["multicluster.kubernetes.io/source-cluster"] == "cluster-1"]
+
+    def import_clusters(context):
+        return [c["cluster"] for c in ((get(context, "serviceimport", "hello") or {}).get(
+            "status") or {}).get("clusters", [])]
+
+    ips_before = get("cluster-2", "serviceimport", "hello")["spec"].get("ips")
+    kubectl("broker", "delete", "lease", "mcs-cluster-1", "-n", "slicewright-mcs")
+    checks.check("expired: cluster-1 leaves cluster-2's status.clusters",
+                 wait_until(IMPORT_WAIT, lambda: import_clusters("cluster-2") == ["cluster-2"]),
+                 import_clusters("cluster-2"))
+    checks.check("expired: cluster-1's endpoints leave cluster-2's slices",
+                 wait_until(IMPORT_WAIT, lambda: not from_cluster1("cluster-2")))
+    checks.check("expired: the import stays, its ClusterSetIP unchanged",
+                 (get("cluster-2", "serviceimport", "hello") or {}).get("spec", {}).get("ips") ==
+                 ips_before, get("cluster-2", "serviceimport", "hello"), ips_before)
+    checks.check("renewed: cluster-1 is back in status.clusters and its slices", wait_until(
+        40, lambda: import_clusters("cluster-2") == CLUSTERS and len(ready_endpoints(
+            from_cluster1("cluster-2"))) == 2 * len(families)))
+    checks.eq("renewed: endpointSliceObjects stayed Present",
+              get("cluster-2", "serviceimport", "hello")["status"].get("endpointSliceObjects"),
+              "Present")
+
     # T1: the import lives while one export does.
     kubectl("cluster-1", "delete", "serviceexport", "hello", "-n", "mcs-e2e")
     checks.check("T1: unexported from cluster-1: the import stays (5 s)", not wait_until(

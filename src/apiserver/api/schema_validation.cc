@@ -601,8 +601,6 @@ void Default(json& x, const SchemaNode* s) {
 
 // --- validation ----------------------------------------------------------------------------
 
-constexpr std::string_view kIn = "body";
-
 // Collects kube-openapi's errors as the field errors kube-apiserver turns them into.
 class Validator final {
  public:

@@ -189,6 +189,10 @@ ControllerDescriptor McsAgent() {
          .help = "mcs: which imports get MCS EndpointSlices: all, headless or annotated "
                  "(a ServiceExport's mcs.slicewright.io/endpointslice-sync overrides)",
          .target = &m.endpointslice_sync},
+        {.names = "--mcs-lease-duration",
+         .help = "mcs: this cluster's Lease in the broker; a member whose Lease is older is "
+                 "expired and its endpoints leave every import (Go duration, whole seconds, >= 3s)",
+         .target = &m.lease_duration},
         {.names = "--mcs-concurrent-syncs",
          .help = "mcs: services synced at once by each side of the agent (1-50)",
          .target = &m.concurrent_syncs},
@@ -216,6 +220,8 @@ ControllerDescriptor McsAgent() {
             {{"multicluster.x-k8s.io"}, {"serviceexports/status"}, {"update"}},
             {{"multicluster.x-k8s.io"}, {"serviceimports"}, kReadWrite},
             {{"multicluster.x-k8s.io"}, {"serviceimports/status"}, {"update"}},
+            {{"discovery.k8s.io"}, {"endpointslices"}, kReadWrite},
+            {{"multicluster.x-k8s.io"}, {"serviceimports/finalizers"}, {"update"}},
             {{""}, {"services"}, kReadWrite},
             {{""}, {"namespaces"}, kRead},
             {{"about.k8s.io"}, {"clusterproperties"}, {"get", "list"}}};

@@ -106,6 +106,10 @@ std::vector<std::string> ClusterSetIps(const model::Service& derived,
 
 Status ValidateOptions(const Options& options) {
   SW_RETURN_IF_ERROR(CheckFlagRange("--mcs-concurrent-syncs", options.concurrent_syncs, 1, 50));
+  if (options.lease_duration < std::chrono::seconds(3) ||
+      options.lease_duration.count() % 1000 != 0) {
+    return Status(StatusCode::kInvalid, "--mcs-lease-duration must be whole seconds, at least 3s");
+  }
   if (options.broker_namespace.empty()) {
     return Status(StatusCode::kInvalid, "--broker-namespace must not be empty");
   }
@@ -157,6 +161,31 @@ Result<std::unique_ptr<Agent>> Agent::Create(Options options, Deps deps) {
   std::unique_ptr<Agent> agent(new Agent(std::move(options), deps, std::move(here),
                                          std::move(exports_loop), std::move(imports_loop)));
   agent->RegisterHandlers();
+  // Liveness (spec §7 ES9): our Lease in the broker, the others' judged. Taking our Lease now
+  // refuses an id another live member holds.
+  LivenessOptions liveness_options;
+  liveness_options.cluster_id = agent->here_.cluster_id;
+  liveness_options.broker_namespace = agent->options_.broker_namespace;
+  liveness_options.lease_duration = agent->options_.lease_duration;
+  Agent* raw = agent.get();
+  liveness_options.on_change = [raw](const std::string& cluster, bool live) {
+    SW_LOG(kInfo, "mcs agent: cluster {} is {}", cluster, live ? "live" : "expired");
+    // Every service that cluster exports is aggregated again, with or without it.
+    for (const auto& record : raw->records_.store().List()) {
+      if (record->spec.cluster == cluster) {
+        raw->imports_loop_->Enqueue(record->spec.namespace_ + "/" + record->spec.name,
+                                    Clock::Duration::zero());
+        raw->exports_loop_->Enqueue(record->spec.namespace_ + "/" + record->spec.name,
+                                    Clock::Duration::zero());
+      }
+    }
+  };
+  LivenessDeps liveness_deps;
+  liveness_deps.broker = deps.broker;
+  liveness_deps.broker_informers = deps.broker_informers;
+  SW_ASSIGN_OR_RETURN(agent->liveness_,
+                      ClusterLiveness::Create(std::move(liveness_options), liveness_deps));
+  SW_RETURN_IF_ERROR(agent->liveness_->Acquire());
   SW_LOG(kInfo, "mcs agent: cluster id {}, broker namespace {}, EndpointSlice policy {}",
          agent->here_.cluster_id, agent->options_.broker_namespace,
          agent->options_.endpointslice_sync);
@@ -326,6 +355,9 @@ void Agent::RegisterHandlers() {
 }
 
 void Agent::Start() {
+  if (const Status started = liveness_->Start(); !started.ok()) {
+    SW_LOG(kError, "mcs agent: liveness: {}", started.ToString());
+  }
   runtime::ControllerOptions export_options;
   export_options.name = "mcs-export";
   export_options.workers = options_.concurrent_syncs;
@@ -355,6 +387,7 @@ void Agent::Start() {
 }
 
 void Agent::Stop() {
+  if (liveness_ != nullptr) liveness_->Stop();
   exports_loop_->Stop();
   imports_loop_->Stop();
 }
@@ -373,6 +406,10 @@ std::vector<model::ServiceExportRecord> Agent::RecordsFor(const std::string& key
     valid.push_back(*record);
   });
   return valid;
+}
+
+bool Agent::IsLive(const std::string& cluster) const {
+  return liveness_ == nullptr || liveness_->IsLive(cluster);
 }
 
 // ---- Export side ----
@@ -629,12 +666,20 @@ Status Agent::SyncImport(const std::string& key) {
 
   // MCS EndpointSlices, when the policy wants them here: written before the status says Present
   // (spec §8.4), so a consumer that switches to them never sees a partial set.
+  // An expired member (spec §7 ES9) keeps shaping the import (its record stays, so the spec and
+  // the ClusterSetIP do not change while it is away) but leaves status.clusters and its endpoints
+  // leave every slice here, until its Lease is renewed.
+  std::vector<std::string> live_clusters;
+  for (const std::string& cluster : aggregation->clusters) {
+    if (IsLive(cluster)) live_clusters.push_back(cluster);
+  }
   Status slices_synced(StatusCode::kUnavailable, "MCS EndpointSlices not wanted");
   if (aggregation->endpoint_slices) {
-    slices_synced = SyncImportedSlices(written, aggregation->clusters,
-                                       cluster_set_ip ? derived_name : std::string());
+    slices_synced =
+        SyncImportedSlices(written, live_clusters, cluster_set_ip ? derived_name : std::string());
     for (const model::ServiceExportRecord& record : records) {
-      if (slices_synced.ok() && !record.metadata.annotations.contains(kAnnotationSlicesPublished)) {
+      if (slices_synced.ok() && IsLive(record.spec.cluster) &&
+          !record.metadata.annotations.contains(kAnnotationSlicesPublished)) {
         slices_synced = Status(StatusCode::kUnavailable,
                                record.spec.cluster + " has not published its slices yet");
       }
@@ -644,7 +689,7 @@ Status Agent::SyncImport(const std::string& key) {
       ::slicewright::mcs::DecideEndpointSliceObjects(
           aggregation->endpoint_slices, slices_synced.ok(), written.status.endpoint_slice_objects);
   model::ServiceImport status_update = written;
-  status_update.status.clusters = aggregation->clusters;
+  status_update.status.clusters = live_clusters;
   Apply(status_update.status.conditions, aggregation->ready, written.metadata.generation,
         WallNow());
   status_update.status.endpoint_slice_objects = decision.write;

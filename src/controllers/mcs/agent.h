@@ -24,6 +24,7 @@
 #include "slicewright/runtime/metrics.h"
 
 #include "controllers/common/sync_loop.h"
+#include "controllers/mcs/liveness.h"
 #include "controllers/mcs/options.h"
 
 namespace slicewright::controllers::mcs {
@@ -71,6 +72,8 @@ class Agent final {
   // The valid records of "namespace/name" in the broker cache (invalid ones are logged).
   std::vector<model::ServiceExportRecord> RecordsFor(const std::string& key) const;
   Status EnsureDerivedService(const model::ServiceImport& service_import);
+  // Whether `cluster`'s Lease in the broker is current (ours always is).
+  bool IsLive(const std::string& cluster) const;
   // The export side's slices: the exported Service's endpoints in the broker, owned by `record`.
   Status SyncBrokerSlices(const model::ServiceExportRecord& record);
   Status DeleteBrokerSlices(const std::string& key);
@@ -103,6 +106,8 @@ class Agent final {
   reconcile::EndpointSliceTracker import_tracker_;
   std::unique_ptr<SyncLoop> exports_loop_;
   std::unique_ptr<SyncLoop> imports_loop_;
+  // This cluster's Lease and the others' liveness: records of expired clusters are left out.
+  std::unique_ptr<ClusterLiveness> liveness_;
 };
 
 }  // namespace slicewright::controllers::mcs

@@ -1,6 +1,7 @@
 // The MCS agent's settings, named after its flags (--cluster-id, --broker-*, --mcs-*).
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "slicewright/model/mcs.h"
@@ -15,6 +16,8 @@ struct Options {
   std::string broker_namespace = std::string(model::kDefaultBrokerNamespace);  // --broker-namespace
   std::string endpointslice_sync = "all";  // --mcs-endpointslice-sync all|headless|annotated
   int concurrent_syncs = 5;                // --mcs-concurrent-syncs
+  // This cluster's Lease in the broker (liveness.h); renewed every third of it.
+  std::chrono::milliseconds lease_duration{30'000};  // --mcs-lease-duration
   int max_retries = 15;
 };
 
