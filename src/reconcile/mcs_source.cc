@@ -38,17 +38,26 @@ void AddGroups(std::span<const model::EndpointSlice> slices, bool keep_local,
   }
 }
 
+// The slices' owner: the object `metadata` describes.
+Owner OwnerOf(std::string_view api_version, std::string_view kind,
+              const model::ObjectMeta& metadata) {
+  Owner owner;
+  owner.api_version = std::string(api_version);
+  owner.kind = std::string(kind);
+  owner.namespace_ = metadata.namespace_;
+  owner.name = metadata.name;
+  owner.uid = metadata.uid;
+  owner.being_deleted = metadata.deletion_timestamp.has_value();
+  return owner;
+}
+
 }  // namespace
 
 DesiredEndpoints DesiredBrokerSlices(const model::ServiceExportRecord& record,
                                      std::span<const model::EndpointSlice> local_slices) {
   DesiredEndpoints desired;
-  desired.owner.api_version = std::string(model::kMcsRecordApiVersion);
-  desired.owner.kind = std::string(model::kKindServiceExportRecord);
-  desired.owner.namespace_ = record.metadata.namespace_;
-  desired.owner.name = record.metadata.name;
-  desired.owner.uid = record.metadata.uid;
-  desired.owner.being_deleted = record.metadata.deletion_timestamp.has_value();
+  desired.owner =
+      OwnerOf(model::kMcsRecordApiVersion, model::kKindServiceExportRecord, record.metadata);
   desired.labels = {
       {std::string(model::kLabelMcsServiceName), record.spec.name},
       {std::string(model::kLabelMcsSourceCluster), record.spec.cluster},
@@ -64,12 +73,8 @@ DesiredEndpoints DesiredImportedSlices(const model::ServiceImport& service_impor
                                        std::string_view derived_service,
                                        std::span<const model::EndpointSlice> broker_slices) {
   DesiredEndpoints desired;
-  desired.owner.api_version = std::string(model::kMcsApiVersion);
-  desired.owner.kind = std::string(model::kKindServiceImport);
-  desired.owner.namespace_ = service_import.metadata.namespace_;
-  desired.owner.name = service_import.metadata.name;
-  desired.owner.uid = service_import.metadata.uid;
-  desired.owner.being_deleted = service_import.metadata.deletion_timestamp.has_value();
+  desired.owner =
+      OwnerOf(model::kMcsApiVersion, model::kKindServiceImport, service_import.metadata);
   desired.labels = {
       {std::string(model::kLabelMcsServiceName), service_import.metadata.name},
       {std::string(model::kLabelMcsSourceCluster), std::string(source_cluster)},

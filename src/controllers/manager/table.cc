@@ -22,6 +22,25 @@ RbacRule FinalizersOf(std::string resource) {
   return {{""}, {std::move(resource) + "/finalizers"}, {"update"}};
 }
 
+// What every endpoint controller takes from its context: this cluster's client and informers,
+// its Events and the manager's metrics.
+template <typename Deps>
+Deps LocalDeps(const ControllerContext& c) {
+  Deps deps;
+  deps.client = c.local.client;
+  deps.informers = c.local.informers;
+  deps.events = c.events;
+  deps.metrics = c.metrics;
+  return deps;
+}
+
+// What the EndpointSlice controller, and so the multi-network one, reads and writes.
+std::vector<RbacRule> EndpointSliceRules() {
+  return {{{""}, {"services", "pods", "nodes"}, kRead},
+          {{"discovery.k8s.io"}, {"endpointslices"}, kReadWrite},
+          FinalizersOf("services")};
+}
+
 ControllerDescriptor EndpointSliceController() {
   ControllerDescriptor d;
   d.name = "endpointslice";
@@ -51,17 +70,11 @@ ControllerDescriptor EndpointSliceController() {
   d.create = [](const ControllerContext& c) -> Result<RunningController> {
     endpointslice::Options options = c.options.endpointslice;
     options.external_endpoint_controller = c.external_endpoint_controller;
-    endpointslice::Deps deps;
-    deps.client = c.local.client;
-    deps.informers = c.local.informers;
-    deps.events = c.events;
-    deps.metrics = c.metrics;
+    endpointslice::Deps deps = LocalDeps<endpointslice::Deps>(c);
     SW_ASSIGN_OR_RETURN(auto created, endpointslice::Controller::Create(options, deps));
     return Hold(std::move(created));
   };
-  d.rbac = {{{""}, {"services", "pods", "nodes"}, kRead},
-            {{"discovery.k8s.io"}, {"endpointslices"}, kReadWrite},
-            FinalizersOf("services")};
+  d.rbac = EndpointSliceRules();
   return d;
 }
 
@@ -78,18 +91,12 @@ ControllerDescriptor MultinetworkController() {
     options.managed_by = defaults.managed_by;
     options.name = defaults.name;
     options.upstream_metrics = defaults.upstream_metrics;
-    endpointslice::Deps deps;
-    deps.client = c.local.client;
-    deps.informers = c.local.informers;
-    deps.events = c.events;
-    deps.metrics = c.metrics;
+    endpointslice::Deps deps = LocalDeps<endpointslice::Deps>(c);
     deps.plugin = multinetwork::MakePlugin();
     SW_ASSIGN_OR_RETURN(auto created, endpointslice::Controller::Create(options, deps));
     return Hold(std::move(created));
   };
-  d.rbac = {{{""}, {"services", "pods", "nodes"}, kRead},
-            {{"discovery.k8s.io"}, {"endpointslices"}, kReadWrite},
-            FinalizersOf("services")};
+  d.rbac = EndpointSliceRules();
   return d;
 }
 
@@ -110,11 +117,7 @@ ControllerDescriptor EndpointsController() {
   d.create = [](const ControllerContext& c) -> Result<RunningController> {
     endpoints::Options options = c.options.endpoints;
     options.external_endpoint_controller = c.external_endpoint_controller;
-    endpoints::Deps deps;
-    deps.client = c.local.client;
-    deps.informers = c.local.informers;
-    deps.events = c.events;
-    deps.metrics = c.metrics;
+    const endpoints::Deps deps = LocalDeps<endpoints::Deps>(c);
     SW_ASSIGN_OR_RETURN(auto created, endpoints::Controller::Create(options, deps));
     return Hold(std::move(created));
   };
@@ -148,11 +151,7 @@ ControllerDescriptor MirroringController() {
   d.create = [](const ControllerContext& c) -> Result<RunningController> {
     mirroring::Options options = c.options.mirroring;
     options.external_endpoint_controller = c.external_endpoint_controller;
-    mirroring::Deps deps;
-    deps.client = c.local.client;
-    deps.informers = c.local.informers;
-    deps.events = c.events;
-    deps.metrics = c.metrics;
+    const mirroring::Deps deps = LocalDeps<mirroring::Deps>(c);
     SW_ASSIGN_OR_RETURN(auto created, mirroring::Controller::Create(options, deps));
     return Hold(std::move(created));
   };

@@ -78,45 +78,6 @@ std::set<Grant> Expand(const std::vector<RbacRule>& rules) {
   return grants;
 }
 
-// deploy/rbac.yaml's ClusterRole grants exactly what the controllers of "*" declare plus the
-// manager's Events: a controller that needs more, or a grant nobody needs, fails here.
-TEST(ControllerTableTest, DeployedClusterRoleIsTheTablesRules) {
-  std::ifstream file(std::string(SW_SOURCE_DIR) + "/deploy/rbac.yaml");
-  ASSERT_TRUE(file.good());
-  std::stringstream text;
-  text << file.rdbuf();
-  auto documents = codec::YamlToJson(text.str(), "deploy/rbac.yaml");
-  ASSERT_TRUE(documents.ok()) << documents.status().ToString();
-  std::set<Grant> deployed;
-  for (const std::string& document : *documents) {
-    const nlohmann::json object = nlohmann::json::parse(document);
-    if (object.value("kind", "") != "ClusterRole") continue;
-    for (const nlohmann::json& rule : object.at("rules")) {
-      RbacRule parsed;
-      parsed.api_groups = rule.at("apiGroups").get<std::vector<std::string>>();
-      parsed.resources = rule.at("resources").get<std::vector<std::string>>();
-      parsed.verbs = rule.at("verbs").get<std::vector<std::string>>();
-      for (const Grant& grant : Expand({parsed})) deployed.insert(grant);
-    }
-  }
-  std::vector<RbacRule> wanted = ManagerRbacRules();
-  const std::vector<std::string> defaults = SelectControllers({"*"}).value();
-  for (const std::string& name : defaults) {
-    const ControllerDescriptor* descriptor = FindController(BuiltinControllers(), name).value();
-    wanted.insert(wanted.end(), descriptor->rbac.begin(), descriptor->rbac.end());
-  }
-  const std::set<Grant> declared = Expand(wanted);
-  for (const Grant& grant : declared) {
-    EXPECT_TRUE(deployed.contains(grant)) << "deploy/rbac.yaml lacks " << std::get<0>(grant) << "/"
-                                          << std::get<1>(grant) << " " << std::get<2>(grant);
-  }
-  for (const Grant& grant : deployed) {
-    EXPECT_TRUE(declared.contains(grant))
-        << "deploy/rbac.yaml grants " << std::get<0>(grant) << "/" << std::get<1>(grant) << " "
-        << std::get<2>(grant) << " that no controller declares";
-  }
-}
-
 // The ClusterRole grants of a deploy/ manifest, or a failure naming the file.
 ::testing::AssertionResult ReadClusterRoleGrants(const std::string& relative,
                                                  std::set<Grant>& deployed) {
@@ -140,25 +101,37 @@ TEST(ControllerTableTest, DeployedClusterRoleIsTheTablesRules) {
   return ::testing::AssertionSuccess();
 }
 
-// deploy/mcs/member/rbac.yaml's ClusterRole grants exactly what the "mcs" descriptor declares plus
-// the manager's Events: the MCS agent in a member cluster has least privilege.
-TEST(ControllerTableTest, DeployedMcsMemberClusterRoleIsTheMcsRules) {
+// The manifest's ClusterRole grants exactly what the named controllers declare plus the
+// manager's Events: a controller that needs more, or a grant nobody needs, fails here.
+void ExpectClusterRoleIsTheRulesOf(const std::string& manifest,
+                                   const std::vector<std::string>& controllers) {
   std::set<Grant> deployed;
-  ASSERT_TRUE(ReadClusterRoleGrants("deploy/mcs/member/rbac.yaml", deployed));
+  ASSERT_TRUE(ReadClusterRoleGrants(manifest, deployed));
   std::vector<RbacRule> wanted = ManagerRbacRules();
-  const ControllerDescriptor* mcs = FindController(BuiltinControllers(), "mcs").value();
-  wanted.insert(wanted.end(), mcs->rbac.begin(), mcs->rbac.end());
+  for (const std::string& name : controllers) {
+    const ControllerDescriptor* descriptor = FindController(BuiltinControllers(), name).value();
+    wanted.insert(wanted.end(), descriptor->rbac.begin(), descriptor->rbac.end());
+  }
   const std::set<Grant> declared = Expand(wanted);
   for (const Grant& grant : declared) {
-    EXPECT_TRUE(deployed.contains(grant))
-        << "deploy/mcs/member/rbac.yaml lacks " << std::get<0>(grant) << "/" << std::get<1>(grant)
-        << " " << std::get<2>(grant);
+    EXPECT_TRUE(deployed.contains(grant)) << manifest << " lacks " << std::get<0>(grant) << "/"
+                                          << std::get<1>(grant) << " " << std::get<2>(grant);
   }
   for (const Grant& grant : deployed) {
     EXPECT_TRUE(declared.contains(grant))
-        << "deploy/mcs/member/rbac.yaml grants " << std::get<0>(grant) << "/" << std::get<1>(grant)
-        << " " << std::get<2>(grant) << " that the mcs descriptor does not declare";
+        << manifest << " grants " << std::get<0>(grant) << "/" << std::get<1>(grant) << " "
+        << std::get<2>(grant) << " that no controller of it declares";
   }
+}
+
+// deploy/rbac.yaml is for the controllers of "*".
+TEST(ControllerTableTest, DeployedClusterRoleIsTheTablesRules) {
+  ExpectClusterRoleIsTheRulesOf("deploy/rbac.yaml", SelectControllers({"*"}).value());
+}
+
+// deploy/mcs/member/rbac.yaml is for the MCS agent alone: least privilege in a member cluster.
+TEST(ControllerTableTest, DeployedMcsMemberClusterRoleIsTheMcsRules) {
+  ExpectClusterRoleIsTheRulesOf("deploy/mcs/member/rbac.yaml", {"mcs"});
 }
 
 // A controller naming another cluster ("other") reads it through informers the manager starts and
