@@ -517,6 +517,8 @@ class DesiredSet {
       }
       ++count;
     }
+    // Nothing to claim (an empty group has no consumed_ storage to write to).
+    if (count == 0) return 0;
     std::memset(consumed_.data() + start, 1, count);
     kept.Add(static_cast<std::uint32_t>(start), count);
     remaining_ -= count;
