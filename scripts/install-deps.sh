@@ -17,6 +17,8 @@ packages=(
   libspdlog-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format clang-tidy
+  # clusterset.local DNS (src/dns/): the wire format library, and dig and dnsperf for its tests and benchmark.
+  libldns-dev bind9-dnsutils dnsperf
   # The end-to-end tests (tests/e2e/); kubectl itself is not a Debian package and must be on PATH.
   curl python3 python3-kubernetes python3-yaml
 )
