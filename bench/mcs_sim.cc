@@ -1,0 +1,827 @@
+// mcs_sim: the Multi-Cluster Services benchmark (issue #23 §6; results and method in
+// docs/performance.md). A standalone program, not Google Benchmark: it starts `slicewright dev
+// --clusters N` (N members, each with its controllers and MCS agent, and a broker, all in one
+// process) as a child process on a fresh data directory, and measures it from outside:
+//   load     in cluster-1: S Services of P pods each (the pods on nodes of the driver's, so the
+//            pod simulator leaves them alone: the driver writes their Running/Ready status, as a
+//            kubelet would, and knows when each turned Ready); the namespaces in every member;
+//            time until cluster-1's own slices hold every pod ready
+//   export   a ServiceExport per Service in cluster-1, at R/s; per export, the time from its
+//            create to the ServiceImport visible in each other member (p50/p99), to
+//            endpointSliceObjects Present there, and to its MCS slices holding every pod ready
+//   export2  the first K of the Services also in cluster-2 (their own P pods) and exported from
+//            there: time until every member's MCS slices hold both clusters' endpoints
+//   idle     the dev process's CPU with nothing to do (Leases, watches)
+//   churn    (--runs times) pod readiness flips in cluster-1 at E/s for D s; per Ready, the time
+//            from the status write to the endpoint ready at each hop: cluster-1's own slice, the
+//            broker's slice, each member's MCS slice (p50/p99); slice writes per pod event at each
+//            place (from watch events: resourceVersion changes); the dev process's CPU and RSS
+// The driver watches with the library's informers. One result line per phase on stdout; progress
+// on stderr. Exit 1 when a phase fails (a write fails, a state never converges), not when a
+// target is missed. The agents share the dev process with N+1 API servers and every other
+// controller: CPU and RSS are the process's (its threads are not named per component).
+//
+// Usage: mcs_sim [--server PATH] [--clusters N] [--services S] [--pods P] [--dual K]
+//                [--export-rate R] [--rate E] [--churn-seconds D] [--runs N] [--clients C]
+//                [--smoke]
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include "slicewright/base/result.h"
+#include "slicewright/cache/informer.h"
+#include "slicewright/client/rest_client.h"
+#include "slicewright/client/rest_config.h"
+#include "slicewright/client/transport.h"
+#include "slicewright/client/typed_client.h"
+#include "slicewright/model/mcs.h"
+#include "slicewright/model/well_known.h"
+
+#include "controllers/mcs/kinds.h"
+#include "driver.h"
+
+namespace {
+
+using namespace slicewright;
+using bench::Child;
+using bench::ParallelFor;
+using bench::Percentile;
+using bench::SecondsSince;
+using bench::SteadyClock;
+
+struct Options {
+  std::string server = "build/release/src/cli/slicewright";
+  int clusters = 3;
+  int services = 1000;
+  int pods = 10;   // per Service
+  int dual = 100;  // Services exported from cluster-2 too
+  int export_rate = 100;
+  int rate = 20;  // pod events per second during churn
+  int churn_seconds = 30;
+  int runs = 3;
+  int clients = 8;
+};
+
+constexpr int kNamespaces = 10;
+constexpr int kTargetPort = 8080;
+constexpr int kNodes = 3;
+constexpr auto kConvergeTimeout = std::chrono::seconds(300);
+
+std::string Namespace(int service) { return "mcs-bench-" + std::to_string(service % kNamespaces); }
+std::string ServiceName(int service) { return "svc-" + std::to_string(service); }
+std::string ServiceKey(int service) { return Namespace(service) + "/" + ServiceName(service); }
+
+// Pod addresses unique in the ClusterSet: cluster-1's from 10.64.0.0/10, cluster-2's from
+// 10.128.0.0/10 (the simulator's own pods, of which there are none here, use 10.244+).
+std::string PodIp(int cluster, std::int64_t index) {
+  return "10." + std::to_string(64 * cluster + (index >> 16) % 64) + "." +
+         std::to_string((index >> 8) & 255) + "." + std::to_string(index & 255);
+}
+
+void SetStatus(model::Pod& pod, const std::string& ip, bool ready) {
+  pod.status.phase = "Running";
+  pod.status.pod_ip = ip;
+  pod.status.pod_ips = {ip};
+  model::PodCondition condition;
+  condition.type = "Ready";
+  condition.status = ready ? "True" : "False";
+  pod.status.conditions = {condition};
+}
+
+std::string LabelOf(const model::ObjectMeta& meta, std::string_view key) {
+  auto it = meta.labels.find(key);
+  return it == meta.labels.end() ? std::string() : it->second;
+}
+
+double Ms(SteadyClock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+// Where the driver watches EndpointSlices. kLocal: cluster-1's own slices (the EndpointSlice
+// controller's); kBroker: the broker's; then kMcs + i: member i's MCS slices (i from 0); the
+// last: cluster-2's own slices.
+constexpr int kLocal = 0;
+constexpr int kBroker = 1;
+constexpr int kMcs = 2;
+
+// What the driver sees of the slices at every place, kept by informer handlers.
+class SliceWatcher {
+ public:
+  explicit SliceWatcher(int places) : places_(places), writes_(places), ready_(places) {}
+
+  // A slice written (added, updated with a new resourceVersion, or deleted) at `place`.
+  void OnSlice(int place, const model::EndpointSlice& slice, bool deleted) {
+    const auto now = SteadyClock::now();
+    std::lock_guard lock(mu_);
+    ++writes_[static_cast<std::size_t>(place)];
+    Place& at = ready_[static_cast<std::size_t>(place)];
+    const bool mcs = LabelOf(slice.metadata, model::kLabelManagedBy) == model::kManagedByMcs;
+    // The service the slice is of: its own, or the imported (or, in the broker, exported) one.
+    std::string service_namespace = LabelOf(slice.metadata, model::kLabelMcsServiceNamespace);
+    if (service_namespace.empty()) service_namespace = slice.metadata.namespace_;
+    const std::string service =
+        service_namespace + "/" +
+        LabelOf(slice.metadata, mcs ? model::kLabelMcsServiceName : model::kLabelServiceName);
+    const std::string key = slice.metadata.namespace_ + "/" + slice.metadata.name;
+    std::int64_t& service_ready = at.by_service[service];
+    if (auto old = at.by_slice.find(key); old != at.by_slice.end()) {
+      service_ready -= old->second;
+      at.by_slice.erase(old);
+    }
+    if (!deleted) {
+      std::int64_t ready = 0;
+      for (const model::Endpoint& endpoint : slice.endpoints) {
+        if (endpoint.addresses.empty()) continue;
+        const bool is_ready = endpoint.conditions.ready.value_or(true);
+        ready += is_ready ? 1 : 0;
+        auto flip = flips_.find(endpoint.addresses.front());
+        if (flip == flips_.end()) continue;
+        Flip& f = flip->second;
+        f.current[static_cast<std::size_t>(place)] = is_ready;
+        if (!is_ready) {
+          f.seen_not_ready[static_cast<std::size_t>(place)] = true;
+        } else if (f.ready_written && f.seen_not_ready[static_cast<std::size_t>(place)] &&
+                   !f.seen_ready[static_cast<std::size_t>(place)]) {
+          f.seen_ready[static_cast<std::size_t>(place)] = now;
+        }
+      }
+      at.by_slice[key] = ready;
+      service_ready += ready;
+    }
+    auto awaited = awaited_services_.find({place, service});
+    if (awaited != awaited_services_.end() && service_ready >= awaited->second) {
+      services_ready_at_[{place, service}] = now;
+      awaited_services_.erase(awaited);
+    }
+  }
+
+  // Records when `service`'s slices at `place` first hold `ready` ready endpoints.
+  void AwaitServiceReady(int place, const std::string& service, std::int64_t ready) {
+    std::lock_guard lock(mu_);
+    const std::int64_t now_ready = ready_[static_cast<std::size_t>(place)].by_service[service];
+    if (now_ready >= ready) {
+      services_ready_at_[{place, service}] = SteadyClock::now();
+    } else {
+      awaited_services_[{place, service}] = ready;
+    }
+  }
+  std::optional<SteadyClock::time_point> ServiceReadyAt(int place, const std::string& service) {
+    std::lock_guard lock(mu_);
+    auto it = services_ready_at_.find({place, service});
+    if (it == services_ready_at_.end()) return std::nullopt;
+    return it->second;
+  }
+  std::int64_t ServiceReady(int place, const std::string& service) {
+    std::lock_guard lock(mu_);
+    return ready_[static_cast<std::size_t>(place)].by_service[service];
+  }
+
+  // A flip of the pod with `ip`: its NotReady status is being written; then, from
+  // ReadyWritten(), the time its Ready status was written. The Ready counts at a place only after
+  // that place showed the endpoint not ready, so a slice written before the NotReady arrived is
+  // not taken for the Ready.
+  void NotReadyWritten(const std::string& ip) {
+    std::lock_guard lock(mu_);
+    Flip& f = flips_[ip];
+    f = Flip{};
+    f.seen_not_ready.assign(static_cast<std::size_t>(places_), false);
+    f.seen_ready.assign(static_cast<std::size_t>(places_), std::nullopt);
+    f.current.assign(static_cast<std::size_t>(places_), true);
+  }
+  void ReadyWritten(const std::string& ip, SteadyClock::time_point at) {
+    std::lock_guard lock(mu_);
+    Flip& f = flips_[ip];
+    f.ready_written = true;
+    f.since = at;
+  }
+  // Whether every flipped pod is shown ready, as last written, at every place of `places`.
+  bool AllReady(const std::vector<int>& places) {
+    std::lock_guard lock(mu_);
+    for (const auto& [ip, flip] : flips_) {
+      for (int place : places) {
+        if (!flip.current[static_cast<std::size_t>(place)]) return false;
+      }
+    }
+    return true;
+  }
+  // The flips whose Ready was written, by ip: when it was, and when each place showed it.
+  struct Seen {
+    SteadyClock::time_point since;
+    std::vector<std::optional<SteadyClock::time_point>> at;
+  };
+  std::vector<Seen> TakeFlips() {
+    std::lock_guard lock(mu_);
+    std::vector<Seen> out;
+    for (auto it = flips_.begin(); it != flips_.end();) {
+      if (it->second.ready_written) {
+        out.push_back({it->second.since, it->second.seen_ready});
+        it = flips_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    return out;
+  }
+
+  std::int64_t Writes(int place) {
+    std::lock_guard lock(mu_);
+    return writes_[static_cast<std::size_t>(place)];
+  }
+
+ private:
+  struct Place {
+    std::unordered_map<std::string, std::int64_t> by_slice;    // ready endpoints
+    std::unordered_map<std::string, std::int64_t> by_service;  // ready endpoints
+  };
+  struct Flip {
+    bool ready_written = false;
+    SteadyClock::time_point since;
+    std::vector<bool> seen_not_ready;
+    std::vector<std::optional<SteadyClock::time_point>> seen_ready;
+    std::vector<bool> current;  // ready as its place last showed it
+  };
+
+  const int places_;
+  std::mutex mu_;
+  std::vector<std::int64_t> writes_;
+  std::vector<Place> ready_;
+  std::unordered_map<std::string, Flip> flips_;  // by pod IP
+  std::map<std::pair<int, std::string>, std::int64_t> awaited_services_;
+  std::map<std::pair<int, std::string>, SteadyClock::time_point> services_ready_at_;
+};
+
+// When each member first showed each ServiceImport, and first showed it Present.
+class ImportWatcher {
+ public:
+  void OnImport(int member, const model::ServiceImport& service_import) {
+    const auto now = SteadyClock::now();
+    const std::string key = service_import.metadata.namespace_ + "/" + service_import.metadata.name;
+    std::lock_guard lock(mu_);
+    seen_.try_emplace({member, key}, now);
+    if (service_import.status.endpoint_slice_objects == model::EndpointSliceObjects::kPresent) {
+      present_.try_emplace({member, key}, now);
+    }
+  }
+  std::optional<SteadyClock::time_point> SeenAt(int member, const std::string& key) {
+    return Find(seen_, member, key);
+  }
+  std::optional<SteadyClock::time_point> PresentAt(int member, const std::string& key) {
+    return Find(present_, member, key);
+  }
+
+ private:
+  using Times = std::map<std::pair<int, std::string>, SteadyClock::time_point>;
+  std::optional<SteadyClock::time_point> Find(const Times& times, int member,
+                                              const std::string& key) {
+    std::lock_guard lock(mu_);
+    auto it = times.find({member, key});
+    if (it == times.end()) return std::nullopt;
+    return it->second;
+  }
+  std::mutex mu_;
+  Times seen_;
+  Times present_;
+};
+
+struct Member {
+  std::string name;  // cluster-1 ...
+  std::unique_ptr<client::RestClient> client;
+  std::unique_ptr<cache::Informer<model::EndpointSlice>> slices;
+  std::unique_ptr<cache::Informer<model::ServiceImport>> imports;
+};
+
+Result<std::unique_ptr<client::RestClient>> ClientFor(const std::string& kubeconfig,
+                                                      const std::string& context) {
+  client::LoadOptions load;
+  load.kubeconfig = kubeconfig;
+  load.context = context;
+  SW_ASSIGN_OR_RETURN(client::RestConfig config, client::LoadRestConfig(load));
+  client::TransportOptions transport_options;
+  transport_options.max_idle_connections = 64;
+  SW_ASSIGN_OR_RETURN(std::unique_ptr<client::Transport> transport,
+                      client::Transport::Create(config, transport_options));
+  client::RestClientOptions client_options;
+  client_options.qps = 1e6;
+  client_options.burst = 1000000;
+  return client::RestClient::Create(std::shared_ptr<client::Transport>(std::move(transport)),
+                                    client_options);
+}
+
+// Waits until `done()` or `timeout`; kTimeout with `what()` when it is not.
+template <typename Done, typename What>
+Status WaitFor(Done done, What what, SteadyClock::duration timeout) {
+  const auto deadline = SteadyClock::now() + timeout;
+  while (!done()) {
+    if (SteadyClock::now() > deadline) return Status(StatusCode::kTimeout, what());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return Status();
+}
+
+class Simulation {
+ public:
+  explicit Simulation(Options options)
+      : options_(std::move(options)), watcher_(kMcs + options_.clusters + 1) {}
+
+  int Run() {
+    root_ = std::filesystem::temp_directory_path() / ("mcs_sim." + std::to_string(::getpid()));
+    std::filesystem::create_directories(root_);
+    const int code = RunPhases();
+    for (Member& member : members_) {
+      if (member.slices) member.slices->Stop();
+      if (member.imports) member.imports->Stop();
+    }
+    if (broker_slices_) broker_slices_->Stop();
+    dev_.reset();
+    if (code == 0) {
+      std::filesystem::remove_all(root_);
+    } else {
+      std::cerr << "mcs_sim: kept " << root_ << " for inspection\n";
+    }
+    return code;
+  }
+
+ private:
+  int LocalOfCluster2() const { return kMcs + options_.clusters; }
+
+  int Fail(const std::string& phase, const Status& status) {
+    std::cerr << "mcs_sim: " << phase << ": " << status.ToString() << "\n";
+    if (dev_ != nullptr) std::cerr << dev_->LogTail() << "\n";
+    return 1;
+  }
+
+  int RunPhases() {
+    if (Status s = StartDev(); !s.ok()) return Fail("dev", s);
+    if (Status s = Watch(); !s.ok()) return Fail("watch", s);
+    if (Status s = Load(); !s.ok()) return Fail("load", s);
+    if (Status s = Export(); !s.ok()) return Fail("export", s);
+    if (options_.dual > 0) {
+      if (Status s = ExportFromCluster2(); !s.ok()) return Fail("export2", s);
+    }
+    Idle();
+    for (int run = 1; run <= options_.runs; ++run) {
+      if (Status s = Churn(run); !s.ok()) return Fail("churn", s);
+    }
+    return 0;
+  }
+
+  Status StartDev() {
+    SW_ASSIGN_OR_RETURN(
+        dev_, Child::Start({options_.server, "dev", "--clusters", std::to_string(options_.clusters),
+                            "--data-dir", root_.string(), "--nodes", std::to_string(kNodes),
+                            // Plain HTTP, as scale_sim: the figures then exclude TLS.
+                            "--insecure-http"},
+                           (root_ / "dev.log").string()));
+    SW_RETURN_IF_ERROR(
+        dev_->WaitForLine("kubeconfig (contexts", std::chrono::seconds(120)).status());
+    const std::string kubeconfig = (root_ / "kubeconfig").string();
+    SW_ASSIGN_OR_RETURN(broker_, ClientFor(kubeconfig, "broker"));
+    for (int i = 1; i <= options_.clusters; ++i) {
+      Member member;
+      member.name = "cluster-" + std::to_string(i);
+      SW_ASSIGN_OR_RETURN(member.client, ClientFor(kubeconfig, member.name));
+      members_.push_back(std::move(member));
+    }
+    return Status();
+  }
+
+  // Counts a slice event as a write only when the resourceVersion changed (a relist re-delivers).
+  cache::EventHandler<model::EndpointSlice> SliceHandler(
+      std::function<int(const model::EndpointSlice&)> place) {
+    cache::EventHandler<model::EndpointSlice> handler;
+    handler.on_add = [this, place](const auto& slice, bool) {
+      if (const int p = place(*slice); p >= 0) watcher_.OnSlice(p, *slice, false);
+    };
+    handler.on_update = [this, place](const auto& old, const auto& slice) {
+      if (old->metadata.resource_version == slice->metadata.resource_version) return;
+      if (const int p = place(*slice); p >= 0) watcher_.OnSlice(p, *slice, false);
+    };
+    handler.on_delete = [this, place](const auto& slice, bool) {
+      if (const int p = place(*slice); p >= 0) watcher_.OnSlice(p, *slice, true);
+    };
+    return handler;
+  }
+
+  Status Watch() {
+    broker_slices_ = std::make_unique<cache::Informer<model::EndpointSlice>>(
+        *broker_, cache::EndpointSliceKind(), cache::ReflectorOptions{});
+    broker_slices_->AddEventHandler(SliceHandler([](const auto&) { return kBroker; }));
+    broker_slices_->Start();
+    for (int i = 0; i < options_.clusters; ++i) {
+      Member& member = members_[static_cast<std::size_t>(i)];
+      member.slices = std::make_unique<cache::Informer<model::EndpointSlice>>(
+          *member.client, cache::EndpointSliceKind(), cache::ReflectorOptions{});
+      const int own = i == 0 ? kLocal : i == 1 ? LocalOfCluster2() : -1;
+      member.slices->AddEventHandler(SliceHandler([i, own](const model::EndpointSlice& slice) {
+        return LabelOf(slice.metadata, model::kLabelManagedBy) == model::kManagedByMcs ? kMcs + i
+                                                                                       : own;
+      }));
+      member.slices->Start();
+      member.imports = std::make_unique<cache::Informer<model::ServiceImport>>(
+          *member.client, controllers::mcs::ServiceImportKind(), cache::ReflectorOptions{});
+      cache::EventHandler<model::ServiceImport> imports;
+      imports.on_add = [this, i](const auto& si, bool) { imports_.OnImport(i, *si); };
+      imports.on_update = [this, i](const auto&, const auto& si) { imports_.OnImport(i, *si); };
+      member.imports->AddEventHandler(std::move(imports));
+      member.imports->Start();
+    }
+    const auto synced = [](auto& informer) {
+      return informer->WaitForSync(std::chrono::seconds(60));
+    };
+    if (!synced(broker_slices_)) return Status(StatusCode::kTimeout, "broker slices never synced");
+    for (Member& member : members_) {
+      if (!synced(member.slices) || !synced(member.imports)) {
+        return Status(StatusCode::kTimeout, member.name + ": informers never synced");
+      }
+    }
+    return Status();
+  }
+
+  // Namespaces everywhere; in `cluster` (0-based): the driver's nodes, Services [0, count) and
+  // their pods, Ready. Returns the pods as written.
+  Status LoadCluster(int cluster, int count, std::vector<model::Pod>* pods_out) {
+    client::RestClient& rest = *members_[static_cast<std::size_t>(cluster)].client;
+    client::TypedClient<model::Node> nodes(rest, client::NodeCodec());
+    for (int n = 0; n < kNodes; ++n) {
+      model::Node node;
+      node.metadata.name = "bench-node-" + std::to_string(n);
+      node.metadata.labels = {{std::string(model::kLabelTopologyZone),
+                               "zone-" + std::string(1, static_cast<char>('a' + n))}};
+      SW_RETURN_IF_ERROR(nodes.Create(node).status());
+    }
+    client::TypedClient<model::Service> services(rest, client::ServiceCodec());
+    SW_RETURN_IF_ERROR(ParallelFor(options_.clients, count, [&](std::int64_t i) {
+      model::Service service;
+      service.metadata.namespace_ = Namespace(static_cast<int>(i));
+      service.metadata.name = ServiceName(static_cast<int>(i));
+      service.spec.selector = model::StringMap{{"app", service.metadata.name}};
+      model::ServicePort port;
+      port.name = "http";
+      port.port = 80;
+      port.target_port = model::IntOrString::FromString("http");
+      service.spec.ports = {port};
+      return services.Create(service).status();
+    }));
+    client::TypedClient<model::Pod> pod_client(rest, client::PodCodec());
+    const std::int64_t total = static_cast<std::int64_t>(count) * options_.pods;
+    pods_out->assign(static_cast<std::size_t>(total), model::Pod{});
+    return ParallelFor(options_.clients, total, [&](std::int64_t i) -> Status {
+      const int service = static_cast<int>(i / options_.pods);
+      model::Pod pod;
+      pod.metadata.namespace_ = Namespace(service);
+      pod.metadata.name = ServiceName(service) + "-" + std::to_string(i % options_.pods);
+      pod.metadata.labels = {{"app", ServiceName(service)}};
+      pod.spec.node_name = "bench-node-" + std::to_string(i % kNodes);
+      model::Container container;
+      container.name = "app";
+      container.image = "registry.k8s.io/pause:3.9";
+      model::ContainerPort port;
+      port.name = "http";
+      port.container_port = kTargetPort;
+      container.ports = {port};
+      pod.spec.containers = {container};
+      SW_ASSIGN_OR_RETURN(model::Pod created, pod_client.Create(pod));
+      SetStatus(created, PodIp(cluster + 1, i), true);
+      SW_ASSIGN_OR_RETURN((*pods_out)[static_cast<std::size_t>(i)],
+                          pod_client.UpdateStatus(created));
+      return Status();
+    });
+  }
+
+  Status Load() {
+    const auto start = SteadyClock::now();
+    for (Member& member : members_) {
+      client::TypedClient<model::Namespace> namespaces(*member.client, client::NamespaceCodec());
+      for (int i = 0; i < kNamespaces; ++i) {
+        model::Namespace ns;
+        ns.metadata.name = Namespace(i);
+        SW_RETURN_IF_ERROR(namespaces.Create(ns).status());
+      }
+    }
+    SW_RETURN_IF_ERROR(LoadCluster(0, options_.services, &pods_));
+    for (int s = 0; s < options_.services; ++s) {
+      watcher_.AwaitServiceReady(kLocal, ServiceKey(s), options_.pods);
+    }
+    SW_RETURN_IF_ERROR(WaitFor(
+        [&] {
+          for (int s = 0; s < options_.services; ++s) {
+            if (!watcher_.ServiceReadyAt(kLocal, ServiceKey(s))) return false;
+          }
+          return true;
+        },
+        [] { return std::string("cluster-1's slices never held every pod ready"); },
+        kConvergeTimeout));
+    std::printf("load: clusters=%d services=%d pods=%zu seconds=%.1f dev_rss_mb=%.0f\n",
+                options_.clusters, options_.services, pods_.size(), SecondsSince(start),
+                dev_->MemoryMb("VmRSS"));
+    std::fflush(stdout);
+    return Status();
+  }
+
+  // Exports Services [0, count) from member `cluster` at the export rate; the create times.
+  Result<std::vector<SteadyClock::time_point>> CreateExports(int cluster, int count) {
+    client::TypedClient<model::ServiceExport> exports(
+        *members_[static_cast<std::size_t>(cluster)].client,
+        controllers::mcs::ServiceExportCodec());
+    std::vector<SteadyClock::time_point> created;
+    const auto interval = std::chrono::microseconds(1'000'000 / std::max(1, options_.export_rate));
+    auto next = SteadyClock::now();
+    for (int s = 0; s < count; ++s) {
+      std::this_thread::sleep_until(next);
+      next += interval;
+      model::ServiceExport service_export;
+      service_export.metadata.namespace_ = Namespace(s);
+      service_export.metadata.name = ServiceName(s);
+      created.push_back(SteadyClock::now());
+      SW_RETURN_IF_ERROR(exports.Create(service_export).status());
+    }
+    return created;
+  }
+
+  Status Export() {
+    const double cpu_before = dev_->CpuSeconds();
+    const auto start = SteadyClock::now();
+    // Every member (cluster-1 too) imports each Service with all of cluster-1's endpoints.
+    for (int s = 0; s < options_.services; ++s) {
+      for (int m = 0; m < options_.clusters; ++m) {
+        watcher_.AwaitServiceReady(kMcs + m, ServiceKey(s), options_.pods);
+      }
+    }
+    SW_ASSIGN_OR_RETURN(const std::vector<SteadyClock::time_point> created,
+                        CreateExports(0, options_.services));
+    const double create_seconds = SecondsSince(start);
+    std::vector<double> visible;
+    std::vector<double> present;
+    std::vector<double> endpoints;
+    std::int64_t missing = 0;
+    SW_RETURN_IF_ERROR(WaitFor(
+        [&] {
+          visible.clear();
+          present.clear();
+          endpoints.clear();
+          missing = 0;
+          for (int s = 0; s < options_.services; ++s) {
+            const std::string key = ServiceKey(s);
+            const auto since = created[static_cast<std::size_t>(s)];
+            // The other members: the export → import figures.
+            for (int m = 1; m < options_.clusters; ++m) {
+              const auto seen = imports_.SeenAt(m, key);
+              const auto is_present = imports_.PresentAt(m, key);
+              const auto ready = watcher_.ServiceReadyAt(kMcs + m, key);
+              if (!seen || !is_present || !ready) {
+                ++missing;
+                continue;
+              }
+              visible.push_back(Ms(*seen - since));
+              present.push_back(Ms(*is_present - since));
+              endpoints.push_back(Ms(*ready - since));
+            }
+            if (!imports_.PresentAt(0, key) || !watcher_.ServiceReadyAt(kMcs, key)) ++missing;
+          }
+          return missing == 0;
+        },
+        [&] {
+          return std::to_string(missing) + " imports not Present with every endpoint ready after " +
+                 std::to_string(kConvergeTimeout.count()) + " s";
+        },
+        kConvergeTimeout));
+    const double seconds = SecondsSince(start);
+    std::printf(
+        "export: services=%d rate_per_s=%d create_seconds=%.1f seconds_to_all_imported=%.1f "
+        "import_visible_p50_ms=%.1f p99_ms=%.1f max_ms=%.1f present_p50_ms=%.1f p99_ms=%.1f "
+        "endpoints_ready_p50_ms=%.1f p99_ms=%.1f max_ms=%.1f broker_slice_writes=%lld "
+        "dev_cpu_cores=%.2f dev_rss_mb=%.0f\n",
+        options_.services, options_.export_rate, create_seconds, seconds, Percentile(visible, 0.5),
+        Percentile(visible, 0.99), Percentile(visible, 1.0), Percentile(present, 0.5),
+        Percentile(present, 0.99), Percentile(endpoints, 0.5), Percentile(endpoints, 0.99),
+        Percentile(endpoints, 1.0), static_cast<long long>(watcher_.Writes(kBroker)),
+        (dev_->CpuSeconds() - cpu_before) / seconds, dev_->MemoryMb("VmRSS"));
+    std::fflush(stdout);
+    return Status();
+  }
+
+  Status ExportFromCluster2() {
+    const int dual = std::min(options_.dual, options_.services);
+    const auto start = SteadyClock::now();
+    std::vector<model::Pod> pods;
+    SW_RETURN_IF_ERROR(LoadCluster(1, dual, &pods));
+    SW_RETURN_IF_ERROR(CreateExports(1, dual).status());
+    SW_RETURN_IF_ERROR(WaitFor(
+        [&] {
+          for (int s = 0; s < dual; ++s) {
+            for (int m = 0; m < options_.clusters; ++m) {
+              if (watcher_.ServiceReady(kMcs + m, ServiceKey(s)) < 2 * options_.pods) return false;
+            }
+          }
+          return true;
+        },
+        [] { return std::string("imports never held both clusters' endpoints"); },
+        kConvergeTimeout));
+    std::printf("export2: services=%d pods=%zu seconds_to_all_imported=%.1f dev_rss_mb=%.0f\n",
+                dual, pods.size(), SecondsSince(start), dev_->MemoryMb("VmRSS"));
+    std::fflush(stdout);
+    return Status();
+  }
+
+  void Idle() {
+    const double cpu_before = dev_->CpuSeconds();
+    const auto start = SteadyClock::now();
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+    std::printf("idle: seconds=%.1f dev_cpu_cores=%.3f dev_rss_mb=%.0f\n", SecondsSince(start),
+                (dev_->CpuSeconds() - cpu_before) / SecondsSince(start), dev_->MemoryMb("VmRSS"));
+    std::fflush(stdout);
+  }
+
+  // Readiness flips of cluster-1's exported pods: a Ready pod turns NotReady; once ten are
+  // NotReady, the oldest turns Ready again (so each NotReady had half a second to spread).
+  Status Churn(int run) {
+    client::TypedClient<model::Pod> pods(*members_[0].client, client::PodCodec());
+    std::mt19937_64 random(42 + static_cast<unsigned>(run));
+    std::vector<std::size_t> not_ready;
+    std::vector<char> is_not_ready(pods_.size(), 0);
+    std::vector<std::int64_t> writes_before;
+    const int places = kMcs + options_.clusters;
+    for (int p = 0; p < places; ++p) writes_before.push_back(watcher_.Writes(p));
+    std::int64_t events = 0;
+    const double cpu_before = dev_->CpuSeconds();
+    const auto start = SteadyClock::now();
+    const auto interval = std::chrono::microseconds(1'000'000 / std::max(1, options_.rate));
+    auto next = start;
+    const auto end = start + std::chrono::seconds(options_.churn_seconds);
+    while (SteadyClock::now() < end) {
+      std::this_thread::sleep_until(next);
+      next += interval;
+      if (not_ready.size() >= 10) {
+        const std::size_t index = not_ready.front();
+        not_ready.erase(not_ready.begin());
+        model::Pod& pod = pods_[index];
+        SetStatus(pod, pod.status.pod_ip, true);
+        watcher_.ReadyWritten(pod.status.pod_ip, SteadyClock::now());
+        SW_ASSIGN_OR_RETURN(pod, pods.UpdateStatus(pod));
+        is_not_ready[index] = 0;
+      } else {
+        std::size_t index = random() % pods_.size();
+        while (is_not_ready[index] != 0) index = (index + 1) % pods_.size();
+        model::Pod& pod = pods_[index];
+        SetStatus(pod, pod.status.pod_ip, false);
+        watcher_.NotReadyWritten(pod.status.pod_ip);
+        SW_ASSIGN_OR_RETURN(pod, pods.UpdateStatus(pod));
+        is_not_ready[index] = 1;
+        not_ready.push_back(index);
+      }
+      ++events;
+    }
+    const double churn_seconds = SecondsSince(start);
+    const double cpu = dev_->CpuSeconds() - cpu_before;
+    // Put the last NotReady pods back, then wait until every place shows every flip's Ready.
+    for (std::size_t index : not_ready) {
+      model::Pod& pod = pods_[index];
+      SetStatus(pod, pod.status.pod_ip, true);
+      watcher_.ReadyWritten(pod.status.pod_ip, SteadyClock::now());
+      SW_ASSIGN_OR_RETURN(pod, pods.UpdateStatus(pod));
+      ++events;
+    }
+    std::vector<int> hops;
+    for (int p = 0; p < places; ++p) hops.push_back(p);
+    const Status converged =
+        WaitFor([&] { return watcher_.AllReady(hops); },
+                [] { return std::string("a pod made Ready never showed ready at every hop"); },
+                std::chrono::seconds(30));
+    // Writes still on their way arrive within a moment of the last Ready.
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    std::vector<double> to_local, local_to_broker, broker_to_member2, to_member2, to_last;
+    std::size_t unmeasured = 0;
+    for (const SliceWatcher::Seen& seen : watcher_.TakeFlips()) {
+      bool all = true;
+      for (int p = 0; p < places; ++p)
+        all = all && seen.at[static_cast<std::size_t>(p)].has_value();
+      if (!all) {
+        ++unmeasured;
+        continue;
+      }
+      const auto at = [&](int p) { return *seen.at[static_cast<std::size_t>(p)]; };
+      to_local.push_back(Ms(at(kLocal) - seen.since));
+      local_to_broker.push_back(Ms(at(kBroker) - at(kLocal)));
+      broker_to_member2.push_back(Ms(at(kMcs + 1) - at(kBroker)));
+      to_member2.push_back(Ms(at(kMcs + 1) - seen.since));
+      SteadyClock::time_point last = at(kMcs);
+      for (int m = 0; m < options_.clusters; ++m) last = std::max(last, at(kMcs + m));
+      to_last.push_back(Ms(last - seen.since));
+    }
+    std::string writes;
+    const auto per_event = [&](int place) {
+      return static_cast<double>(watcher_.Writes(place) -
+                                 writes_before[static_cast<std::size_t>(place)]) /
+             static_cast<double>(std::max<std::int64_t>(1, events));
+    };
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "cluster_1_own=%.2f broker=%.2f", per_event(kLocal),
+                  per_event(kBroker));
+    writes = buffer;
+    for (int m = 0; m < options_.clusters; ++m) {
+      std::snprintf(buffer, sizeof buffer, " cluster_%d_mcs=%.2f", m + 1, per_event(kMcs + m));
+      writes += buffer;
+    }
+    std::printf(
+        "churn[%d]: seconds=%.1f pod_events=%lld ready_transitions=%zu unmeasured=%zu "
+        "ready_to_cluster_1_slice_p50_ms=%.1f p99_ms=%.1f "
+        "cluster_1_slice_to_broker_p50_ms=%.1f p99_ms=%.1f "
+        "broker_to_cluster_2_p50_ms=%.1f p99_ms=%.1f "
+        "ready_to_cluster_2_p50_ms=%.1f p99_ms=%.1f max_ms=%.1f "
+        "ready_to_every_member_p99_ms=%.1f slice_writes_per_pod_event: %s "
+        "dev_cpu_cores=%.3f dev_rss_mb=%.0f dev_peak_rss_mb=%.0f\n",
+        run, churn_seconds, static_cast<long long>(events), to_member2.size(), unmeasured,
+        Percentile(to_local, 0.5), Percentile(to_local, 0.99), Percentile(local_to_broker, 0.5),
+        Percentile(local_to_broker, 0.99), Percentile(broker_to_member2, 0.5),
+        Percentile(broker_to_member2, 0.99), Percentile(to_member2, 0.5),
+        Percentile(to_member2, 0.99), Percentile(to_member2, 1.0), Percentile(to_last, 0.99),
+        writes.c_str(), cpu / churn_seconds, dev_->MemoryMb("VmRSS"), dev_->MemoryMb("VmHWM"));
+    std::fflush(stdout);
+    return converged;
+  }
+
+  Options options_;
+  std::filesystem::path root_;
+  std::unique_ptr<Child> dev_;
+  std::unique_ptr<client::RestClient> broker_;
+  std::vector<Member> members_;
+  std::unique_ptr<cache::Informer<model::EndpointSlice>> broker_slices_;
+  SliceWatcher watcher_;
+  ImportWatcher imports_;
+  std::vector<model::Pod> pods_;  // cluster-1's, as last written
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    const auto value = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        std::cerr << "mcs_sim: " << arg << " needs a value\n";
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (arg == "--smoke") {
+      options.services = 20;
+      options.pods = 3;
+      options.dual = 5;
+      options.churn_seconds = 3;
+      options.runs = 1;
+      options.clients = 4;
+    } else if (arg == "--server") {
+      options.server = value();
+    } else if (arg == "--clusters") {
+      options.clusters = std::atoi(value());
+    } else if (arg == "--services") {
+      options.services = std::atoi(value());
+    } else if (arg == "--pods") {
+      options.pods = std::atoi(value());
+    } else if (arg == "--dual") {
+      options.dual = std::atoi(value());
+    } else if (arg == "--export-rate") {
+      options.export_rate = std::atoi(value());
+    } else if (arg == "--rate") {
+      options.rate = std::atoi(value());
+    } else if (arg == "--churn-seconds") {
+      options.churn_seconds = std::atoi(value());
+    } else if (arg == "--runs") {
+      options.runs = std::atoi(value());
+    } else if (arg == "--clients") {
+      options.clients = std::atoi(value());
+    } else {
+      std::cerr << "mcs_sim: unknown argument " << arg << "\n";
+      return 2;
+    }
+  }
+  if (options.clusters < 2 || options.services < 1 || options.pods < 1 || options.dual < 0 ||
+      options.export_rate < 1 || options.rate < 1 || options.runs < 0 || options.clients < 1 ||
+      options.churn_seconds < 0) {
+    std::cerr << "mcs_sim: --clusters must be at least 2 and the counts positive\n";
+    return 2;
+  }
+  if (::access(options.server.c_str(), X_OK) != 0) {
+    std::cerr << "mcs_sim: --server " << options.server << ": not an executable; build it\n";
+    return 2;
+  }
+  ::signal(SIGPIPE, SIG_IGN);
+  return Simulation(std::move(options)).Run();
+}
