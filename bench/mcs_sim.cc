@@ -2,10 +2,11 @@
 // docs/performance.md). A standalone program, not Google Benchmark: it starts `slicewright dev
 // --clusters N` (N members, each with its controllers and MCS agent, and a broker, all in one
 // process) as a child process on a fresh data directory, and measures it from outside:
-//   load     in cluster-1: S Services of P pods each (the pods on nodes of the driver's, so the
-//            pod simulator leaves them alone: the driver writes their Running/Ready status, as a
-//            kubelet would, and knows when each turned Ready); the namespaces in every member;
-//            time until cluster-1's own slices hold every pod ready
+//   load     in cluster-1: S Services of P pods each (the pods first, then the Services; the
+//            pods on nodes of the driver's, so the pod simulator leaves them alone: the driver
+//            writes their Running/Ready status, as a kubelet would, and knows when each turned
+//            Ready); the namespaces in every member; time until cluster-1's own slices hold every
+//            pod ready
 //   export   a ServiceExport per Service in cluster-1, at R/s; per export, the time from its
 //            create to the ServiceImport visible in each other member (p50/p99), to
 //            endpointSliceObjects Present there, and to its MCS slices holding every pod ready
@@ -73,7 +74,7 @@ struct Options {
   int services = 1000;
   int pods = 10;   // per Service
   int dual = 100;  // Services exported from cluster-2 too
-  int export_rate = 100;
+  int export_rate = 25;  // ServiceExports created per second
   int rate = 20;  // pod events per second during churn
   int churn_seconds = 30;
   int runs = 3;
@@ -465,23 +466,12 @@ class Simulation {
                                "zone-" + std::string(1, static_cast<char>('a' + n))}};
       SW_RETURN_IF_ERROR(nodes.Create(node).status());
     }
-    client::TypedClient<model::Service> services(rest, client::ServiceCodec());
-    SW_RETURN_IF_ERROR(ParallelFor(options_.clients, count, [&](std::int64_t i) {
-      model::Service service;
-      service.metadata.namespace_ = Namespace(static_cast<int>(i));
-      service.metadata.name = ServiceName(static_cast<int>(i));
-      service.spec.selector = model::StringMap{{"app", service.metadata.name}};
-      model::ServicePort port;
-      port.name = "http";
-      port.port = 80;
-      port.target_port = model::IntOrString::FromString("http");
-      service.spec.ports = {port};
-      return services.Create(service).status();
-    }));
+    // The pods first, Ready, then their Services: the endpoint controllers write each
+    // Service's slice once, not once per pod write.
     client::TypedClient<model::Pod> pod_client(rest, client::PodCodec());
     const std::int64_t total = static_cast<std::int64_t>(count) * options_.pods;
     pods_out->assign(static_cast<std::size_t>(total), model::Pod{});
-    return ParallelFor(options_.clients, total, [&](std::int64_t i) -> Status {
+    SW_RETURN_IF_ERROR(ParallelFor(options_.clients, total, [&](std::int64_t i) -> Status {
       const int service = static_cast<int>(i / options_.pods);
       model::Pod pod;
       pod.metadata.namespace_ = Namespace(service);
@@ -501,6 +491,19 @@ class Simulation {
       SW_ASSIGN_OR_RETURN((*pods_out)[static_cast<std::size_t>(i)],
                           pod_client.UpdateStatus(created));
       return Status();
+    }));
+    client::TypedClient<model::Service> services(rest, client::ServiceCodec());
+    return ParallelFor(options_.clients, count, [&](std::int64_t i) {
+      model::Service service;
+      service.metadata.namespace_ = Namespace(static_cast<int>(i));
+      service.metadata.name = ServiceName(static_cast<int>(i));
+      service.spec.selector = model::StringMap{{"app", service.metadata.name}};
+      model::ServicePort port;
+      port.name = "http";
+      port.port = 80;
+      port.target_port = model::IntOrString::FromString("http");
+      service.spec.ports = {port};
+      return services.Create(service).status();
     });
   }
 
