@@ -72,10 +72,10 @@ struct Options {
   std::string server = "build/release/src/cli/slicewright";
   int clusters = 3;
   int services = 1000;
-  int pods = 10;   // per Service
-  int dual = 100;  // Services exported from cluster-2 too
+  int pods = 10;         // per Service
+  int dual = 100;        // Services exported from cluster-2 too
   int export_rate = 25;  // ServiceExports created per second
-  int rate = 20;  // pod events per second during churn
+  int rate = 20;         // pod events per second during churn
   int churn_seconds = 30;
   int runs = 3;
   int clients = 8;
