@@ -122,7 +122,7 @@ constexpr int kBroker = 1;
 constexpr int kMcs = 2;
 
 // What the driver sees of the slices at every place, kept by informer handlers.
-class SliceWatcher {
+class SliceWatcher final {
  public:
   explicit SliceWatcher(int places) : places_(places), writes_(places), ready_(places) {}
 
@@ -268,7 +268,7 @@ class SliceWatcher {
 };
 
 // When each member first showed each ServiceImport, and first showed it Present.
-class ImportWatcher {
+class ImportWatcher final {
  public:
   void OnImport(int member, const model::ServiceImport& service_import) {
     const auto now = SteadyClock::now();
@@ -335,7 +335,7 @@ Status WaitFor(Done done, What what, SteadyClock::duration timeout) {
   return Status();
 }
 
-class Simulation {
+class Simulation final {
  public:
   explicit Simulation(Options options)
       : options_(std::move(options)), watcher_(kMcs + options_.clusters + 1) {}
