@@ -86,13 +86,16 @@ std::uint32_t Load32(const char* p) {
   if (n > 64) {
     return std::memcmp(p, q, n) == 0;
   }
-  if (n >= 8) {
+  if (n > 16) {
     // Whole words, then the last word, which overlaps the words before it.
     std::uint64_t difference = Load64(p + n - 8) ^ Load64(q + n - 8);
     for (std::size_t i = 0; i + 8 < n; i += 8) {
       difference |= Load64(p + i) ^ Load64(q + i);
     }
     return difference == 0;
+  }
+  if (n >= 8) {
+    return ((Load64(p) ^ Load64(q)) | (Load64(p + n - 8) ^ Load64(q + n - 8))) == 0;
   }
   if (n >= 4) {
     return ((Load32(p) ^ Load32(q)) | (Load32(p + n - 4) ^ Load32(q + n - 4))) == 0;
