@@ -462,9 +462,9 @@ void BM_KeptServiceMemory(benchmark::State& state) {
 }
 BENCHMARK(BM_KeptServiceMemory)->Arg(10000)->Iterations(1)->Unit(benchmark::kMillisecond);
 
-// 10k Services x 15 pods built from no slices: BM_ResyncUnchangedManyServices's full build. Each Service's
-// pods, Nodes and slices are apart in memory, so both read mostly cold lines, unlike a full
-// build of one Service (BM_FullReconcile/100), whose few kilobytes stay in cache across
+// 10k Services x 15 pods built from no slices: BM_ResyncUnchangedManyServices's full build. Each
+// Service's pods, Nodes and slices are apart in memory, so both read mostly cold lines, unlike a
+// full build of one Service (BM_FullReconcile/100), whose few kilobytes stay in cache across
 // iterations.
 void BM_FullReconcileManyServices(benchmark::State& state) {
   const std::int64_t services = bench::SmokeMode() ? 1 : state.range(0);
