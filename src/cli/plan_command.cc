@@ -104,8 +104,16 @@ std::vector<ServicePlan> PlanAll(const ClusterState& state, const PlanCommandOpt
     auto pods_it = state.pods_by_namespace.find(service->metadata.namespace_);
     const auto& candidates = pods_it == state.pods_by_namespace.end() ? kNoPods : pods_it->second;
     selected.clear();
+    // A workload's pods share one interned label set (CompactPod): the selector is matched once
+    // per run of pods with the same set, not once per pod.
+    const model::StringMap* last_labels = nullptr;
+    bool last_matched = false;
     for (const model::CompactPod* pod : candidates) {
-      if (labels::SelectorMatchesMap(*service->spec.selector, pod->labels())) {
+      if (&pod->labels() != last_labels) {
+        last_labels = &pod->labels();
+        last_matched = labels::SelectorMatchesMap(*service->spec.selector, *last_labels);
+      }
+      if (last_matched) {
         selected.push_back(pod);
       }
     }

@@ -97,7 +97,7 @@ model::ObjectReference& StartPodEndpoint(model::Endpoint& endpoint, PodState sta
 // Every field of podToEndpoint but the addresses (spec §3.4); `state` is StateOf(pod).
 template <typename PodT>
 void FillEndpoint(model::Endpoint& endpoint, const PodT& pod, PodState state,
-                  const model::Node* node, const model::Service& service) {
+                  const std::string* zone, const model::Service& service) {
   model::ObjectReference& ref = StartPodEndpoint(endpoint, state, service);
   ref.namespace_ = PodNamespace(pod);
   ref.name = PodName(pod);
@@ -105,7 +105,7 @@ void FillEndpoint(model::Endpoint& endpoint, const PodT& pod, PodState state,
   if (const std::string& node_name = PodNodeName(pod); !node_name.empty()) {
     endpoint.node_name = node_name;
   }
-  if (const std::string* zone = ZoneOf(node)) {
+  if (zone != nullptr) {
     endpoint.zone = *zone;
   }
   if (ShouldSetHostname(pod, service)) {
@@ -330,51 +330,59 @@ int CompareIps(const PodIp& x, const PodIp& y) {
   return CompareStrings(x.text, y.text);
 }
 
+// A pod's Node and that Node's zone (ZoneOf), both nullptr when the Node is not found.
+struct FoundNode {
+  const model::Node* node = nullptr;
+  const std::string* zone = nullptr;
+};
+
 // The caller's Node lookup, asked once per Node name: a Service's pods share few Nodes, and in the
-// controller each lookup is a cache read under a lock that also keeps a snapshot alive.
+// controller each lookup is a cache read under a lock that also keeps a snapshot alive. The zone
+// label is looked up once per Node too, not once per endpoint.
 class NodeMemo {
  public:
   explicit NodeMemo(const NodeLookup& nodes) : nodes_(nodes) {}
 
   // `name` must outlive the memo (it is the pod's spec.nodeName).
-  const model::Node* Find(std::string_view name) {
+  FoundNode Find(std::string_view name) {
     // A small direct-mapped cache in front of the map: node names mostly differ in their last
     // characters ("node-0", "node-1"), so most lookups cost one short comparison, not a hash.
     RecentNode& recent = recent_[RecentSlot(name)];
     if (recent.filled && recent.name == name) {
-      return recent.node;
+      return recent.found;
     }
-    const model::Node* node = Lookup(name);
-    recent = RecentNode{true, name, node};
-    return node;
+    const FoundNode found = Lookup(name);
+    recent = RecentNode{true, name, found};
+    return found;
   }
 
   // For a name interned per node (a compact pod's): its address stands for its text, so a hit
   // costs no comparison at all. Cloud Node names ("ip-10-0-1-23.eu-west-1.compute.internal")
   // differ only in their first characters, where Find's slot and comparison look last.
-  const model::Node* FindInterned(const std::string& name) {
+  FoundNode FindInterned(const std::string& name) {
     const auto address = reinterpret_cast<std::uintptr_t>(name.data());
     RecentNode& recent = recent_[(address >> 4U) % kRecentNodes];
     if (recent.filled && recent.name.data() == name.data() && recent.name.size() == name.size()) {
-      return recent.node;
+      return recent.found;
     }
-    const model::Node* node = Lookup(name);
-    recent = RecentNode{true, name, node};
-    return node;
+    const FoundNode found = Lookup(name);
+    recent = RecentNode{true, name, found};
+    return found;
   }
 
  private:
   struct RecentNode {
     bool filled = false;
     std::string_view name;
-    const model::Node* node = nullptr;
+    FoundNode found;
   };
   static constexpr std::size_t kRecentNodes = 16;
 
-  const model::Node* Lookup(std::string_view name) {
-    auto [it, inserted] = found_.try_emplace(name, nullptr);
+  FoundNode Lookup(std::string_view name) {
+    auto [it, inserted] = found_.try_emplace(name);
     if (inserted) {
-      it->second = nodes_(name);
+      it->second.node = nodes_(name);
+      it->second.zone = ZoneOf(it->second.node);
     }
     return it->second;
   }
@@ -389,14 +397,12 @@ class NodeMemo {
   }
 
   const NodeLookup& nodes_;
-  std::unordered_map<std::string_view, const model::Node*> found_;
+  std::unordered_map<std::string_view, FoundNode> found_;
   std::array<RecentNode, kRecentNodes> recent_{};
 };
 
-const model::Node* FindNode(NodeMemo& memo, const model::Pod& pod) {
-  return memo.Find(pod.spec.node_name);
-}
-const model::Node* FindNode(NodeMemo& memo, const model::CompactPod& pod) {
+FoundNode FindNode(NodeMemo& memo, const model::Pod& pod) { return memo.Find(pod.spec.node_name); }
+FoundNode FindNode(NodeMemo& memo, const model::CompactPod& pod) {
   return memo.FindInterned(pod.node_name());
 }
 
@@ -424,7 +430,7 @@ constexpr std::uint8_t kRecordBinaryUid = 1U << 3U;    // PodCopy::uid holds the
 template <typename PodT>
 struct alignas(std::is_same_v<PodT, model::CompactPod> ? 64 : alignof(void*)) PodRecord {
   const PodT* pod;
-  const model::Node* node;
+  const std::string* zone;  // the zone of the pod's Node, or nullptr
   std::uint32_t ip_begin;
   std::uint32_t ip_end;
   std::uint32_t key_index;
@@ -439,7 +445,7 @@ static_assert(sizeof(PodRecord<model::CompactPod>) == 64);
 // FillEndpoint from a record: a model::Pod is read in place, a compact pod from its record's copy.
 void FillEndpointFromRecord(model::Endpoint& endpoint, const PodRecord<model::Pod>& record,
                             const model::Service& service) {
-  FillEndpoint(endpoint, *record.pod, record.state, record.node, service);
+  FillEndpoint(endpoint, *record.pod, record.state, record.zone, service);
 }
 void FillEndpointFromRecord(model::Endpoint& endpoint, const PodRecord<model::CompactPod>& record,
                             const model::Service& service) {
@@ -451,8 +457,8 @@ void FillEndpointFromRecord(model::Endpoint& endpoint, const PodRecord<model::Co
   if (!record.copy.node_name->empty()) {
     endpoint.node_name = *record.copy.node_name;
   }
-  if (const std::string* zone = ZoneOf(record.node)) {
-    endpoint.zone = *zone;
+  if (record.zone != nullptr) {
+    endpoint.zone = *record.zone;
   }
   if ((record.flags & kRecordSetHostname) != 0) {
     endpoint.hostname = std::string(record.pod->hostname());
@@ -460,16 +466,16 @@ void FillEndpointFromRecord(model::Endpoint& endpoint, const PodRecord<model::Co
 }
 
 // The record of `pod`, but for its IPs' flags.
-PodRecord<model::Pod> MakeRecord(const model::Pod& pod, const model::Node* node,
+PodRecord<model::Pod> MakeRecord(const model::Pod& pod, const std::string* zone,
                                  std::uint32_t ip_begin, std::uint32_t ip_end,
                                  std::uint32_t key_index, const model::Service& /*service*/) {
-  return PodRecord<model::Pod>{&pod, node, ip_begin, ip_end, key_index, StateOf(pod), 0, {}};
+  return PodRecord<model::Pod>{&pod, zone, ip_begin, ip_end, key_index, StateOf(pod), 0, {}};
 }
-PodRecord<model::CompactPod> MakeRecord(const model::CompactPod& pod, const model::Node* node,
+PodRecord<model::CompactPod> MakeRecord(const model::CompactPod& pod, const std::string* zone,
                                         std::uint32_t ip_begin, std::uint32_t ip_end,
                                         std::uint32_t key_index, const model::Service& service) {
   PodRecord<model::CompactPod> record{
-      &pod,      node,
+      &pod,      zone,
       ip_begin,  ip_end,
       key_index, StateOf(pod),
       0,         PodCopy<model::CompactPod>{&pod.namespace_(), &pod.node_name(), {}}};
@@ -890,7 +896,7 @@ model::Endpoint PodToEndpoint(const model::Pod& pod, const model::Node* node,
       endpoint.addresses.push_back(net::FormatIp(*parsed));
     }
   }
-  FillEndpoint(endpoint, pod, StateOf(pod), node, service);
+  FillEndpoint(endpoint, pod, StateOf(pod), ZoneOf(node), service);
   return endpoint;
 }
 
@@ -1066,8 +1072,8 @@ DesiredEndpoints DeriveFromPods(const model::Service& service, std::span<const P
     // The group exists from here on, even if the pod is skipped below (spec §3.6).
     const std::size_t key_index = port_sets.KeyFor(*pod);
     const std::string& node_name = PodNodeName(*pod);
-    const model::Node* node = node_name.empty() ? nullptr : FindNode(node_memo, *pod);
-    if (node == nullptr && !service.spec.publish_not_ready_addresses) {
+    const FoundNode node = node_name.empty() ? FoundNode{} : FindNode(node_memo, *pod);
+    if (node.node == nullptr && !service.spec.publish_not_ready_addresses) {
       desired.diagnostics.push_back(
           internal::NodeNotFoundDiagnostic(service, PodName(*pod), node_name));
       continue;
@@ -1105,8 +1111,8 @@ DesiredEndpoints DeriveFromPods(const model::Service& service, std::span<const P
     if (ip_end == ip_begin) {
       continue;  // no address in any served family: no endpoint
     }
-    PodRecord<PodT>& record = records.emplace_back(
-        MakeRecord(*pod, node, ip_begin, ip_end, static_cast<std::uint32_t>(key_index), service));
+    PodRecord<PodT>& record = records.emplace_back(MakeRecord(
+        *pod, node.zone, ip_begin, ip_end, static_cast<std::uint32_t>(key_index), service));
     std::uint32_t ipv4_count = 0;
     for (std::uint32_t k = ip_begin; k < ip_end; ++k) {
       ipv4_count += ips[k].ipv6 ? 0 : 1;

@@ -566,8 +566,16 @@ Status Controller::SyncService(const std::string& key, bool& stale) {
   // alive for the rest of this sync.
   std::vector<std::shared_ptr<const model::CompactPod>> cached;
   if (state == nullptr || build) {
+    // A workload's pods share one interned label set: the selector is matched once per run of
+    // pods with the same set, not once per pod.
+    const model::StringMap* last_labels = nullptr;
+    bool last_matched = false;
     cached = pods_.store().ListNamespace(namespace_, [&](const model::CompactPod& p) {
-      return labels::SelectorMatchesMap(selector, p.labels());
+      if (&p.labels() != last_labels) {
+        last_labels = &p.labels();
+        last_matched = labels::SelectorMatchesMap(selector, *last_labels);
+      }
+      return last_matched;
     });
     std::sort(cached.begin(), cached.end(),
               [](const auto& a, const auto& b) { return a->name() < b->name(); });
