@@ -69,6 +69,9 @@ class Agent final {
   Agent(Options options, Deps deps, ::slicewright::mcs::ImportingCluster here,
         std::unique_ptr<SyncLoop> exports_loop, std::unique_ptr<SyncLoop> imports_loop);
   void RegisterHandlers();
+  // Queues every key there is something about on both sides (at Start(), and when the broker
+  // answers again after an outage).
+  void EnqueueAll();
   // The valid records of "namespace/name" in the broker cache (invalid ones are logged).
   std::vector<model::ServiceExportRecord> RecordsFor(const std::string& key) const;
   Status EnsureDerivedService(const model::ServiceImport& service_import);

@@ -144,6 +144,31 @@ Status ClusterLiveness::AcquireLocked() {
   return Status();
 }
 
+Status ClusterLiveness::AcquireOrWaitOut() {
+  const Clock::Duration retry = std::min(options_.lease_duration / 3, kMaxRetry);
+  std::optional<model::LeaseSpec> first;
+  while (true) {
+    const Status acquired = Acquire();
+    if (acquired.code() != StatusCode::kAlreadyExists) return acquired;
+    MutexLock lock(mu_);
+    if (!refused_.has_value()) return acquired;
+    if (!first.has_value()) {
+      first = refused_;
+      SW_LOG(kWarning, "{}; waiting for that Lease to expire (refused if it is renewed meanwhile)",
+             acquired.ToString());
+    } else if (refused_->holder_identity != first->holder_identity ||
+               refused_->renew_time != first->renew_time) {
+      return AlreadyExistsError(std::string(acquired.message()) +
+                                "; it was renewed while we waited, so a live member uses this id");
+    }
+    const Clock::TimePoint until = clock_.Now() + retry;
+    while (!stopping_ && clock_.Now() < until) clock_.WaitUntil(cv_, mu_, until);
+    if (stopping_) {
+      return InvalidError("mcs liveness: cluster " + options_.cluster_id + ": stopped");
+    }
+  }
+}
+
 Status ClusterLiveness::Start() {
   MutexLock run(run_mu_);
   {
@@ -278,6 +303,10 @@ Status ClusterLiveness::Renew(bool initial) {
     const std::optional<model::Time> expiry = WallExpiry(
         current->spec, std::chrono::duration_cast<std::chrono::seconds>(options_.lease_duration));
     if (!expiry.has_value() || *expiry > WallNow()) {
+      {
+        MutexLock lock(mu_);
+        refused_ = current->spec;
+      }
       return AlreadyExistsError(
           "mcs: cluster id \"" + options_.cluster_id + "\" is already in use: Lease " + where +
           " is held by \"" + holder + "\"" +
@@ -326,6 +355,12 @@ void ClusterLiveness::Run() {
           }
           SW_LOG(kInfo, "mcs liveness: cluster {}: renewed Lease {} again; judging liveness",
                  options_.cluster_id, lease_name_);
+          if (options_.on_resumed) {
+            lock.Unlock();
+            options_.on_resumed();
+            lock.Lock();
+            if (stopping_) break;
+          }
         }
       } else {
         next_renew_ = now + retry;

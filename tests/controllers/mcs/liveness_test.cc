@@ -1,9 +1,12 @@
 #include "controllers/mcs/liveness.h"
 
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -105,6 +108,7 @@ class LivenessTest : public ::testing::Test {
     options.on_change = [this](const std::string& cluster, bool live) {
       changes_.Record(cluster, live);
     };
+    options.on_resumed = [this] { ++resumed_; };
     Result<std::unique_ptr<ClusterLiveness>> made = ClusterLiveness::Create(
         std::move(options),
         {.broker = renew_client_.get(), .broker_informers = informers_.get(), .clock = &clock_});
@@ -166,6 +170,7 @@ class LivenessTest : public ::testing::Test {
   std::unique_ptr<client::RestClient> renew_client_;
   FakeClock clock_;
   Changes changes_;
+  std::atomic<int> resumed_{0};
   std::unique_ptr<cache::InformerFactory> informers_;
   std::vector<std::unique_ptr<ClusterLiveness>> members_;
 };
@@ -325,6 +330,63 @@ TEST_F(LivenessTest, RefusesASecondHolderOfOneClusterIdUntilTheLeaseExpires) {
   EXPECT_EQ(second->Start().code(), StatusCode::kInvalid);
 }
 
+// Runs AcquireOrWaitOut() on a thread, advancing the clock by 2 s (its retry period) whenever it
+// sleeps, after `on_sleep(n)` (n = 1, 2, ...: 2 s of fake time each). Gives up (stopping the
+// liveness) after 100 advances. Returns its answer and how many advances it took.
+std::pair<Status, int> WaitOut(ClusterLiveness& liveness, FakeClock& clock,
+                               const std::function<void(int)>& on_sleep) {
+  Status answer;
+  std::atomic<bool> done{false};
+  std::thread waiter([&] {
+    answer = liveness.AcquireOrWaitOut();
+    done = true;
+  });
+  int advances = 0;
+  while (!done && advances < 100) {
+    Eventually([&] { return done.load() || clock.Waiters() > 0; });
+    if (done) break;
+    on_sleep(++advances);
+    clock.Advance(2s);
+    // Usually lets the waiter wake before the next advance; a double advance only adds time.
+    Eventually([&] { return done.load() || clock.Waiters() == 0; }, 200ms);
+  }
+  if (!done) liveness.Stop();
+  waiter.join();
+  return {answer, advances};
+}
+
+TEST_F(LivenessTest, AnAgentRestartedWithinTheTtlWaitsOutItsPreviousRunsLease) {
+  ClusterLiveness* restarted = Member("cluster-a", "host-a_2", 30s, /*start=*/false);
+  ASSERT_NE(restarted, nullptr);
+  // The previous run (host-a_1) renewed just now, then was killed: nobody renews it.
+  PutLease("cluster-a", "host-a_1", Micros(restarted->WallNow()), 30);
+  const auto [taken, advances] = WaitOut(*restarted, clock_, [](int) {});
+  ASSERT_TRUE(taken.ok()) << taken.ToString();
+  // Not before the old Lease expired: 30 s in 2 s steps.
+  EXPECT_GE(advances, 15);
+  std::optional<model::Lease> lease = GetLease("cluster-a");
+  ASSERT_TRUE(lease.has_value());
+  EXPECT_EQ(lease->spec.holder_identity, "host-a_2");
+  EXPECT_TRUE(restarted->Start().ok());
+}
+
+TEST_F(LivenessTest, WaitingOutALeaseThatIsRenewedMeanwhileIsRefused) {
+  ClusterLiveness* second = Member("cluster-a", "host-z_9", 30s, /*start=*/false);
+  ASSERT_NE(second, nullptr);
+  const model::Time renewed = Micros(second->WallNow());
+  PutLease("cluster-a", "host-a_1", renewed, 30);
+  // The holder renews while the second waits: a live member with the same id.
+  const Status refused = WaitOut(*second, clock_, [&](int n) {
+                           if (n == 2)
+                             PutLease("cluster-a", "host-a_1", Micros(second->WallNow()), 30);
+                         }).first;
+  EXPECT_EQ(refused.code(), StatusCode::kAlreadyExists);
+  const std::string message = refused.ToString();
+  EXPECT_NE(message.find("is already in use"), std::string::npos) << message;
+  EXPECT_NE(message.find("renewed while we waited"), std::string::npos) << message;
+  EXPECT_EQ(GetLease("cluster-a")->spec.holder_identity, "host-a_1");
+}
+
 TEST_F(LivenessTest, ABrokerOutageExpiresNobody) {
   ClusterLiveness* a = Member("cluster-a", "host-a_1", 30s, /*start=*/false);
   ASSERT_NE(a, nullptr);
@@ -372,6 +434,8 @@ TEST_F(LivenessTest, ABrokerOutageExpiresNobody) {
   }));
   EXPECT_TRUE(a->IsLive("cluster-b"));
   EXPECT_FALSE(changes_.Saw("cluster-b", false));
+  // The agent is told once that the broker answers again (it resyncs what failed meanwhile).
+  ASSERT_TRUE(Eventually([&] { return resumed_.load() == 1; }));
   // cluster-b never renews: it expires a lease duration after the broker came back.
   clock_.Advance(31s);
   ASSERT_TRUE(Eventually([&] { return changes_.Saw("cluster-b", false); }));
