@@ -5,8 +5,8 @@ servers, and in each member a `slicewright controller-manager --controllers=*,mc
 controllers and its MCS agent, with a short --mcs-lease-duration). Pods are written as a kubelet
 would (spec.nodeName, then status through /status). Cases:
 
-1. The broker killed -9 while exports exist; during the outage a pod turns unready in cluster-1
-   and cluster-2 exports a second Service. Both members are watched (from a resourceVersion, so a
+1. The broker killed -9 while exports exist; during the outage a pod turns unready in cluster-1,
+   cluster-2 exports a second Service and its controller-manager restarts. Both members are watched (from a resourceVersion, so a
    delete-and-recreate is caught) for longer than a lease duration: any deletion of an MCS slice or
    ServiceImport, or an import losing a live cluster from status.clusters, fails the test. The
    broker restarts on the same data dir and port; the ClusterSet converges.
@@ -487,6 +487,10 @@ def case_broker_outage(broker, broker_api, members, exports, live, ips):
     c2.pod("api-1", "api", "10.2.0.5")
     c2.export("api")
     exports["api"] = {"cluster-2": {"10.2.0.5": True}}
+    # And cluster-2's controller-manager restarts meanwhile: it cannot reach the broker, so it
+    # runs once the broker answers (the manager waits for every cache), without giving up.
+    c2.agent.kill()
+    restarted = c2.start_agent()
     # A lease duration and a margin without the broker: every agent's renewals fail; nothing of
     # a live cluster may be deleted anywhere (the watchers fail on any deletion).
     window = 2 * LEASE + 2
@@ -514,6 +518,9 @@ def case_broker_outage(broker, broker_api, members, exports, live, ips):
                  "cluster dropped from status.clusters (watched %d events over %.0f s)" % (
                      sum(w.events for w in watchers), time.monotonic() - outage_started),
                  not violations and all(w.events > 0 for w in watchers), *violations)
+    checks.check("outage: the agent started during the outage took its Lease once the broker "
+                 "answered", restarted.alive() and "the Lease is taken once the broker answers"
+                 in restarted.text(), restarted.text()[-2000:])
     if converged:
         checks.eq("outage: the broker holds both clusters' Leases", sorted(
             l["metadata"]["name"] for l in broker_api.items(

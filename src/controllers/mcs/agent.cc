@@ -191,8 +191,13 @@ Result<std::unique_ptr<Agent>> Agent::Create(Options options, Deps deps) {
   SW_ASSIGN_OR_RETURN(agent->liveness_,
                       ClusterLiveness::Create(std::move(liveness_options), liveness_deps));
   // A previous run's Lease (this agent restarted within the TTL) is waited out; a live holder of
-  // our id is refused.
-  SW_RETURN_IF_ERROR(agent->liveness_->AcquireOrWaitOut());
+  // our id is refused. A broker that does not answer is not fatal: Start() runs once the broker's
+  // caches synced, and the liveness thread keeps trying from there.
+  if (const Status acquired = agent->liveness_->AcquireOrWaitOut(); !acquired.ok()) {
+    if (!IsRetryable(acquired)) return acquired;
+    SW_LOG(kWarning, "mcs agent: {}; the Lease is taken once the broker answers",
+           acquired.ToString());
+  }
   SW_LOG(kInfo, "mcs agent: cluster id {}, broker namespace {}, EndpointSlice policy {}",
          agent->here_.cluster_id, agent->options_.broker_namespace,
          agent->options_.endpointslice_sync);

@@ -178,7 +178,15 @@ Status ClusterLiveness::Start() {
                           ": Start() after Start() or Stop()");
     }
   }
-  SW_RETURN_IF_ERROR(AcquireLocked());
+  if (const Status acquired = AcquireLocked(); !acquired.ok()) {
+    if (!IsRetryable(acquired)) return acquired;
+    // The broker does not answer: the thread takes the Lease when it does, frozen until then.
+    SW_LOG(kWarning, "mcs liveness: cluster {}: {}; retrying", options_.cluster_id,
+           acquired.ToString());
+    MutexLock lock(mu_);
+    frozen_ = true;
+    next_renew_ = clock_.Now();
+  }
   if (!leases_.WaitForSync(options_.sync_timeout)) {
     return Status(StatusCode::kTimeout, "mcs liveness: the broker's Leases in namespace " +
                                             options_.broker_namespace + " did not sync within " +
@@ -345,6 +353,7 @@ void ClusterLiveness::Run() {
       if (stopping_) break;
       now = clock_.Now();
       if (renewed.ok()) {
+        acquired_ = true;
         next_renew_ = now + period;
         if (frozen_) {
           // Everyone renews through the broker we just got back: each cluster that was live

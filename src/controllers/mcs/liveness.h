@@ -100,8 +100,10 @@ class ClusterLiveness final {
   Status AcquireOrWaitOut();
   // Acquire() unless done, then waits up to sync_timeout for the Lease cache (call it once the
   // broker informers are started; kTimeout if it does not sync), judges, reports the clusters
-  // live now through on_change, and starts renewing and judging on its thread. kInvalid when
-  // called after Start() or Stop(); after an error it may be called again.
+  // live now through on_change, and starts renewing and judging on its thread. When Acquire()
+  // fails with a retryable error (the broker does not answer) the thread keeps trying, frozen
+  // (see above) until it holds the Lease; its other errors are returned. kInvalid when called
+  // after Start() or Stop(); after an error it may be called again.
   Status Start();
   // Stops renewing and judging and joins the thread; on_change is not called after it returns.
   // The Lease is left in place: it expires, so the others drop our slices only after the TTL.

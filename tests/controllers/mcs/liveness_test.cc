@@ -163,6 +163,24 @@ class LivenessTest : public ::testing::Test {
     });
   }
 
+  // Starts the broker again on its port and data dir (after server_.reset()).
+  void RestartBroker() {
+    apiserver::ServeOptions options;
+    options.listen = "127.0.0.1:" + std::to_string(port_);
+    options.data_dir = dir_.path();
+    options.io_threads = 2;
+    std::string last_error;
+    ASSERT_TRUE(Eventually([&] {
+      auto restarted = apiserver::RunningApiServer::Start(options);
+      if (!restarted.ok()) {
+        last_error = restarted.status().ToString();
+        return false;
+      }
+      server_ = std::move(restarted).value();
+      return true;
+    })) << last_error;
+  }
+
   TempDir dir_;
   std::unique_ptr<apiserver::RunningApiServer> server_;
   std::uint16_t port_ = 0;
@@ -385,6 +403,37 @@ TEST_F(LivenessTest, WaitingOutALeaseThatIsRenewedMeanwhileIsRefused) {
   EXPECT_NE(message.find("is already in use"), std::string::npos) << message;
   EXPECT_NE(message.find("renewed while we waited"), std::string::npos) << message;
   EXPECT_EQ(GetLease("cluster-a")->spec.holder_identity, "host-a_1");
+}
+
+TEST_F(LivenessTest, StartedWhileTheBrokerIsDownItTakesItsLeaseWhenTheBrokerAnswers) {
+  ClusterLiveness* a = Member("cluster-a", "host-a_1", 30s, /*start=*/false);
+  ASSERT_NE(a, nullptr);
+  const model::Time renewed = Micros(a->WallNow());
+  PutLease("cluster-b", "host-b_1", renewed, 30);
+  ASSERT_TRUE(WaitCached("cluster-b", renewed));  // the Lease cache has synced
+
+  // The broker goes away before Start(): not fatal; frozen, nobody expires.
+  server_.reset();
+  const Status started = a->Start();
+  ASSERT_TRUE(started.ok()) << started.ToString();
+  EXPECT_TRUE(a->Frozen());
+  EXPECT_TRUE(a->IsLive("cluster-b"));
+  clock_.Advance(40s);
+  EXPECT_TRUE(Eventually([&] { return a->Rounds() > 0; }));
+  EXPECT_TRUE(a->IsLive("cluster-b"));
+
+  // It answers again: the thread takes our Lease and thaws.
+  RestartBroker();
+  ASSERT_TRUE(Eventually([&] {
+    if (!a->Frozen()) return true;
+    clock_.Advance(2s);
+    return false;
+  }));
+  std::optional<model::Lease> lease = GetLease("cluster-a");
+  ASSERT_TRUE(lease.has_value());
+  EXPECT_EQ(lease->spec.holder_identity, "host-a_1");
+  EXPECT_TRUE(Eventually([&] { return resumed_.load() == 1; }));
+  EXPECT_TRUE(a->Acquire().ok());
 }
 
 TEST_F(LivenessTest, ABrokerOutageExpiresNobody) {
