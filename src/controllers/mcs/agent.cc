@@ -367,7 +367,12 @@ void Agent::RegisterHandlers() {
 }
 
 void Agent::Start() {
-  if (const Status started = liveness_->Start(); !started.ok()) {
+  // What our previous run left in status.clusters: those clusters were live for it.
+  std::vector<std::string> previously_live;
+  for (const auto& i : imports_.store().List()) {
+    for (const auto& cluster : i->status.clusters) previously_live.push_back(cluster);
+  }
+  if (const Status started = liveness_->Start(previously_live); !started.ok()) {
     SW_LOG(kError, "mcs agent: liveness: {}", started.ToString());
   }
   runtime::ControllerOptions export_options;

@@ -169,7 +169,7 @@ Status ClusterLiveness::AcquireOrWaitOut() {
   }
 }
 
-Status ClusterLiveness::Start() {
+Status ClusterLiveness::Start(const std::vector<std::string>& previously_live) {
   MutexLock run(run_mu_);
   {
     MutexLock lock(mu_);
@@ -196,7 +196,9 @@ Status ClusterLiveness::Start() {
   {
     MutexLock lock(mu_);
     started_ = true;
+    previously_live_ = previously_live;
     changes = JudgeLocked(clock_.Now());
+    previously_live_.clear();
   }
   Notify(changes);
   thread_ = std::thread([this] { Run(); });
@@ -430,6 +432,10 @@ std::vector<ClusterLiveness::Change> ClusterLiveness::JudgeLocked(Clock::TimePoi
     Tracked& tracked = it->second;
     if (inserted) {
       tracked.spec = lease->spec;
+      if (std::find(previously_live_.begin(), previously_live_.end(), it->first) !=
+          previously_live_.end()) {
+        tracked.changed_at = now;  // a full lease duration to renew (see Start())
+      }
     } else if (tracked.spec != lease->spec) {
       tracked.spec = lease->spec;
       tracked.changed_at = now;

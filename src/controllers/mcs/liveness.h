@@ -104,7 +104,13 @@ class ClusterLiveness final {
   // fails with a retryable error (the broker does not answer) the thread keeps trying, frozen
   // (see above) until it holds the Lease; its other errors are returned. kInvalid when called
   // after Start() or Stop(); after an error it may be called again.
-  Status Start();
+  //
+  // `previously_live`: the clusters a previous run of this agent judged live (what it left in
+  // this cluster's ServiceImports' status.clusters). Their Leases, when found expired at this
+  // first judgement, get one lease duration from now to be renewed, as after a broker outage:
+  // an agent restarted during or just after an outage (every Lease aged) must not delete what
+  // its previous run imported before the others had a chance to renew.
+  Status Start(const std::vector<std::string>& previously_live = {});
   // Stops renewing and judging and joins the thread; on_change is not called after it returns.
   // The Lease is left in place: it expires, so the others drop our slices only after the TTL.
   // Idempotent.
@@ -178,6 +184,8 @@ class ClusterLiveness final {
   bool dirty_ SW_GUARDED_BY(mu_) = false;   // a Lease event since the last judgement
   bool frozen_ SW_GUARDED_BY(mu_) = false;  // our last renewal failed
   std::uint64_t rounds_ SW_GUARDED_BY(mu_) = 0;
+  // Start()'s previously_live, until the first judgement.
+  std::vector<std::string> previously_live_ SW_GUARDED_BY(mu_);
   // The Lease of another holder that our last acquisition attempt was refused.
   std::optional<model::LeaseSpec> refused_ SW_GUARDED_BY(mu_);
   std::map<std::string, Tracked, std::less<>> tracked_ SW_GUARDED_BY(mu_);

@@ -436,6 +436,29 @@ TEST_F(LivenessTest, StartedWhileTheBrokerIsDownItTakesItsLeaseWhenTheBrokerAnsw
   EXPECT_TRUE(a->Acquire().ok());
 }
 
+TEST_F(LivenessTest, ARestartedAgentGivesWhatItsPreviousRunSawLiveALeaseDuration) {
+  ClusterLiveness* a = Member("cluster-a", "host-a_2", 30s, /*start=*/false);
+  ASSERT_NE(a, nullptr);
+  // Every Lease aged during a broker outage: renewed 100 s ago.
+  const model::Time aged{Micros(a->WallNow()).unix_nanos - 100'000'000'000};
+  PutLease("cluster-b", "host-b_1", aged, 30);
+  PutLease("cluster-c", "host-c_1", aged, 30);
+  ASSERT_TRUE(WaitCached("cluster-b", aged));
+  ASSERT_TRUE(WaitCached("cluster-c", aged));
+  // The previous run had cluster-b live (in its imports' status.clusters), not cluster-c.
+  ASSERT_TRUE(a->Start({"cluster-b"}).ok());
+  EXPECT_TRUE(a->IsLive("cluster-b"));
+  EXPECT_FALSE(a->IsLive("cluster-c"));
+  EXPECT_TRUE(changes_.Saw("cluster-b", true));
+  // Not renewed within that lease duration: expired then.
+  clock_.Advance(29s);
+  EXPECT_TRUE(Eventually([&] { return a->Rounds() > 0; }));
+  EXPECT_TRUE(a->IsLive("cluster-b"));
+  clock_.Advance(2s);
+  ASSERT_TRUE(Eventually([&] { return changes_.Saw("cluster-b", false); }));
+  EXPECT_FALSE(a->IsLive("cluster-b"));
+}
+
 TEST_F(LivenessTest, ABrokerOutageExpiresNobody) {
   ClusterLiveness* a = Member("cluster-a", "host-a_1", 30s, /*start=*/false);
   ASSERT_NE(a, nullptr);
