@@ -180,12 +180,24 @@ Result<std::unique_ptr<Agent>> Agent::Create(Options options, Deps deps) {
       }
     }
   };
+  // The broker is back after an outage: every key now, not when its retry's backoff ends.
+  liveness_options.on_resumed = [raw] {
+    SW_LOG(kInfo, "mcs agent: the broker answers again; syncing every service");
+    raw->EnqueueAll();
+  };
   LivenessDeps liveness_deps;
   liveness_deps.broker = deps.broker;
   liveness_deps.broker_informers = deps.broker_informers;
   SW_ASSIGN_OR_RETURN(agent->liveness_,
                       ClusterLiveness::Create(std::move(liveness_options), liveness_deps));
-  SW_RETURN_IF_ERROR(agent->liveness_->Acquire());
+  // A previous run's Lease (this agent restarted within the TTL) is waited out; a live holder of
+  // our id is refused. A broker that does not answer is not fatal: Start() runs once the broker's
+  // caches synced, and the liveness thread keeps trying from there.
+  if (const Status acquired = agent->liveness_->AcquireOrWaitOut(); !acquired.ok()) {
+    if (!IsRetryable(acquired)) return acquired;
+    SW_LOG(kWarning, "mcs agent: {}; the Lease is taken once the broker answers",
+           acquired.ToString());
+  }
   SW_LOG(kInfo, "mcs agent: cluster id {}, broker namespace {}, EndpointSlice policy {}",
          agent->here_.cluster_id, agent->options_.broker_namespace,
          agent->options_.endpointslice_sync);
@@ -355,7 +367,12 @@ void Agent::RegisterHandlers() {
 }
 
 void Agent::Start() {
-  if (const Status started = liveness_->Start(); !started.ok()) {
+  // What our previous run left in status.clusters: those clusters were live for it.
+  std::vector<std::string> previously_live;
+  for (const auto& i : imports_.store().List()) {
+    for (const auto& cluster : i->status.clusters) previously_live.push_back(cluster);
+  }
+  if (const Status started = liveness_->Start(previously_live); !started.ok()) {
     SW_LOG(kError, "mcs agent: liveness: {}", started.ToString());
   }
   runtime::ControllerOptions export_options;
@@ -369,6 +386,10 @@ void Agent::Start() {
   import_options.name = "mcs-import";
   imports_loop_->Start(std::move(import_options),
                        [this](const std::string& key) { return SyncImport(key); });
+  EnqueueAll();
+}
+
+void Agent::EnqueueAll() {
   // Every key there is something about: exports here, records of ours left from a run that missed
   // their export's deletion, every service in the broker, imports that may be orphans.
   for (const auto& e : exports_.store().List()) {
@@ -451,6 +472,12 @@ Status Agent::SyncExport(const std::string& key) {
     Result<model::ServiceExportRecord> written = record;
     if (existing == nullptr) {
       written = record_client_.Create(record);
+      if (!written.ok() && written.status().code() == StatusCode::kAlreadyExists) {
+        // Our cache has not seen the record yet (ours, created by an attempt whose answer was
+        // lost, e.g. to a broker restart): retried once the cache has it, not terminal.
+        written = Status(StatusCode::kConflict,
+                         "the broker's record cache is behind: " + written.status().ToString());
+      }
     } else if (existing->spec != record.spec ||
                existing->metadata.labels != record.metadata.labels) {
       record.metadata.resource_version = existing->metadata.resource_version;

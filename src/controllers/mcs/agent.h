@@ -49,7 +49,9 @@ class Agent final {
  public:
   // Validates the options and resolves this cluster's id (ClusterProperty id.k8s.io, else
   // cluster.clusterset.k8s.io, else --cluster-id): kInvalid naming the source when it is not an
-  // RFC 1123 subdomain of at most 127 characters.
+  // RFC 1123 subdomain of at most 127 characters. Then takes this cluster's Lease in the broker
+  // (ClusterLiveness::AcquireOrWaitOut): a previous run's unrenewed Lease is waited out, which
+  // blocks up to its remaining TTL; a live member holding our id is kAlreadyExists.
   static Result<std::unique_ptr<Agent>> Create(Options options, Deps deps);
   ~Agent();
   Agent(const Agent&) = delete;
@@ -69,6 +71,9 @@ class Agent final {
   Agent(Options options, Deps deps, ::slicewright::mcs::ImportingCluster here,
         std::unique_ptr<SyncLoop> exports_loop, std::unique_ptr<SyncLoop> imports_loop);
   void RegisterHandlers();
+  // Queues every key there is something about on both sides (at Start(), and when the broker
+  // answers again after an outage).
+  void EnqueueAll();
   // The valid records of "namespace/name" in the broker cache (invalid ones are logged).
   std::vector<model::ServiceExportRecord> RecordsFor(const std::string& key) const;
   Status EnsureDerivedService(const model::ServiceImport& service_import);

@@ -144,7 +144,32 @@ Status ClusterLiveness::AcquireLocked() {
   return Status();
 }
 
-Status ClusterLiveness::Start() {
+Status ClusterLiveness::AcquireOrWaitOut() {
+  const Clock::Duration retry = std::min(options_.lease_duration / 3, kMaxRetry);
+  std::optional<model::LeaseSpec> first;
+  while (true) {
+    const Status acquired = Acquire();
+    if (acquired.code() != StatusCode::kAlreadyExists) return acquired;
+    MutexLock lock(mu_);
+    if (!refused_.has_value()) return acquired;
+    if (!first.has_value()) {
+      first = refused_;
+      SW_LOG(kWarning, "{}; waiting for that Lease to expire (refused if it is renewed meanwhile)",
+             acquired.ToString());
+    } else if (refused_->holder_identity != first->holder_identity ||
+               refused_->renew_time != first->renew_time) {
+      return AlreadyExistsError(std::string(acquired.message()) +
+                                "; it was renewed while we waited, so a live member uses this id");
+    }
+    const Clock::TimePoint until = clock_.Now() + retry;
+    while (!stopping_ && clock_.Now() < until) clock_.WaitUntil(cv_, mu_, until);
+    if (stopping_) {
+      return InvalidError("mcs liveness: cluster " + options_.cluster_id + ": stopped");
+    }
+  }
+}
+
+Status ClusterLiveness::Start(const std::vector<std::string>& previously_live) {
   MutexLock run(run_mu_);
   {
     MutexLock lock(mu_);
@@ -153,7 +178,15 @@ Status ClusterLiveness::Start() {
                           ": Start() after Start() or Stop()");
     }
   }
-  SW_RETURN_IF_ERROR(AcquireLocked());
+  if (const Status acquired = AcquireLocked(); !acquired.ok()) {
+    if (!IsRetryable(acquired)) return acquired;
+    // The broker does not answer: the thread takes the Lease when it does, frozen until then.
+    SW_LOG(kWarning, "mcs liveness: cluster {}: {}; retrying", options_.cluster_id,
+           acquired.ToString());
+    MutexLock lock(mu_);
+    frozen_ = true;
+    next_renew_ = clock_.Now();
+  }
   if (!leases_.WaitForSync(options_.sync_timeout)) {
     return Status(StatusCode::kTimeout, "mcs liveness: the broker's Leases in namespace " +
                                             options_.broker_namespace + " did not sync within " +
@@ -163,7 +196,9 @@ Status ClusterLiveness::Start() {
   {
     MutexLock lock(mu_);
     started_ = true;
+    previously_live_ = previously_live;
     changes = JudgeLocked(clock_.Now());
+    previously_live_.clear();
   }
   Notify(changes);
   thread_ = std::thread([this] { Run(); });
@@ -278,6 +313,10 @@ Status ClusterLiveness::Renew(bool initial) {
     const std::optional<model::Time> expiry = WallExpiry(
         current->spec, std::chrono::duration_cast<std::chrono::seconds>(options_.lease_duration));
     if (!expiry.has_value() || *expiry > WallNow()) {
+      {
+        MutexLock lock(mu_);
+        refused_ = current->spec;
+      }
       return AlreadyExistsError(
           "mcs: cluster id \"" + options_.cluster_id + "\" is already in use: Lease " + where +
           " is held by \"" + holder + "\"" +
@@ -316,6 +355,7 @@ void ClusterLiveness::Run() {
       if (stopping_) break;
       now = clock_.Now();
       if (renewed.ok()) {
+        acquired_ = true;
         next_renew_ = now + period;
         if (frozen_) {
           // Everyone renews through the broker we just got back: each cluster that was live
@@ -326,6 +366,12 @@ void ClusterLiveness::Run() {
           }
           SW_LOG(kInfo, "mcs liveness: cluster {}: renewed Lease {} again; judging liveness",
                  options_.cluster_id, lease_name_);
+          if (options_.on_resumed) {
+            lock.Unlock();
+            options_.on_resumed();
+            lock.Lock();
+            if (stopping_) break;
+          }
         }
       } else {
         next_renew_ = now + retry;
@@ -386,6 +432,10 @@ std::vector<ClusterLiveness::Change> ClusterLiveness::JudgeLocked(Clock::TimePoi
     Tracked& tracked = it->second;
     if (inserted) {
       tracked.spec = lease->spec;
+      if (std::find(previously_live_.begin(), previously_live_.end(), it->first) !=
+          previously_live_.end()) {
+        tracked.changed_at = now;  // a full lease duration to renew (see Start())
+      }
     } else if (tracked.spec != lease->spec) {
       tracked.spec = lease->spec;
       tracked.changed_at = now;

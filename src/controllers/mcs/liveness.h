@@ -42,6 +42,10 @@ struct LivenessOptions {
   // seen live is reported live; one never seen live is not reported (it was not live before
   // either).
   std::function<void(const std::string& cluster_id, bool live)> on_change;
+  // Called when a renewal succeeds after failing (the broker is back after an outage), from the
+  // liveness thread, never under a lock of ours; optional. Whatever failed to reach the broker
+  // meanwhile can be synced now rather than when its retry's backoff (up to minutes) ends.
+  std::function<void()> on_resumed;
 };
 
 struct LivenessDeps {
@@ -88,11 +92,25 @@ class ClusterLiveness final {
   //   or written; the caller may retry.
   // OK at once when already acquired; kInvalid after Stop().
   Status Acquire();
+  // Acquire(), but a Lease of another holder identity that nobody renews while we wait (a previous
+  // run of this cluster, killed without releasing it) is waited out and then taken over, so an
+  // agent restarted within the TTL starts once its old Lease expires. One renewed while we wait
+  // belongs to a live member: kAlreadyExists, its message saying so. Other errors as Acquire().
+  // Blocks for at most the held Lease's remaining duration and a retry (min(duration/3, 2 s)).
+  Status AcquireOrWaitOut();
   // Acquire() unless done, then waits up to sync_timeout for the Lease cache (call it once the
   // broker informers are started; kTimeout if it does not sync), judges, reports the clusters
-  // live now through on_change, and starts renewing and judging on its thread. kInvalid when
-  // called after Start() or Stop(); after an error it may be called again.
-  Status Start();
+  // live now through on_change, and starts renewing and judging on its thread. When Acquire()
+  // fails with a retryable error (the broker does not answer) the thread keeps trying, frozen
+  // (see above) until it holds the Lease; its other errors are returned. kInvalid when called
+  // after Start() or Stop(); after an error it may be called again.
+  //
+  // `previously_live`: the clusters a previous run of this agent judged live (what it left in
+  // this cluster's ServiceImports' status.clusters). Their Leases, when found expired at this
+  // first judgement, get one lease duration from now to be renewed, as after a broker outage:
+  // an agent restarted during or just after an outage (every Lease aged) must not delete what
+  // its previous run imported before the others had a chance to renew.
+  Status Start(const std::vector<std::string>& previously_live = {});
   // Stops renewing and judging and joins the thread; on_change is not called after it returns.
   // The Lease is left in place: it expires, so the others drop our slices only after the TTL.
   // Idempotent.
@@ -166,6 +184,10 @@ class ClusterLiveness final {
   bool dirty_ SW_GUARDED_BY(mu_) = false;   // a Lease event since the last judgement
   bool frozen_ SW_GUARDED_BY(mu_) = false;  // our last renewal failed
   std::uint64_t rounds_ SW_GUARDED_BY(mu_) = 0;
+  // Start()'s previously_live, until the first judgement.
+  std::vector<std::string> previously_live_ SW_GUARDED_BY(mu_);
+  // The Lease of another holder that our last acquisition attempt was refused.
+  std::optional<model::LeaseSpec> refused_ SW_GUARDED_BY(mu_);
   std::map<std::string, Tracked, std::less<>> tracked_ SW_GUARDED_BY(mu_);
   Clock::TimePoint next_renew_ SW_GUARDED_BY(mu_);
   Clock::TimePoint next_expiry_ SW_GUARDED_BY(mu_) = Clock::TimePoint::max();

@@ -1,9 +1,12 @@
 #include "controllers/mcs/liveness.h"
 
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -105,6 +108,7 @@ class LivenessTest : public ::testing::Test {
     options.on_change = [this](const std::string& cluster, bool live) {
       changes_.Record(cluster, live);
     };
+    options.on_resumed = [this] { ++resumed_; };
     Result<std::unique_ptr<ClusterLiveness>> made = ClusterLiveness::Create(
         std::move(options),
         {.broker = renew_client_.get(), .broker_informers = informers_.get(), .clock = &clock_});
@@ -159,6 +163,24 @@ class LivenessTest : public ::testing::Test {
     });
   }
 
+  // Starts the broker again on its port and data dir (after server_.reset()).
+  void RestartBroker() {
+    apiserver::ServeOptions options;
+    options.listen = "127.0.0.1:" + std::to_string(port_);
+    options.data_dir = dir_.path();
+    options.io_threads = 2;
+    std::string last_error;
+    ASSERT_TRUE(Eventually([&] {
+      auto restarted = apiserver::RunningApiServer::Start(options);
+      if (!restarted.ok()) {
+        last_error = restarted.status().ToString();
+        return false;
+      }
+      server_ = std::move(restarted).value();
+      return true;
+    })) << last_error;
+  }
+
   TempDir dir_;
   std::unique_ptr<apiserver::RunningApiServer> server_;
   std::uint16_t port_ = 0;
@@ -166,6 +188,7 @@ class LivenessTest : public ::testing::Test {
   std::unique_ptr<client::RestClient> renew_client_;
   FakeClock clock_;
   Changes changes_;
+  std::atomic<int> resumed_{0};
   std::unique_ptr<cache::InformerFactory> informers_;
   std::vector<std::unique_ptr<ClusterLiveness>> members_;
 };
@@ -325,6 +348,117 @@ TEST_F(LivenessTest, RefusesASecondHolderOfOneClusterIdUntilTheLeaseExpires) {
   EXPECT_EQ(second->Start().code(), StatusCode::kInvalid);
 }
 
+// Runs AcquireOrWaitOut() on a thread, advancing the clock by 2 s (its retry period) whenever it
+// sleeps, after `on_sleep(n)` (n = 1, 2, ...: 2 s of fake time each). Gives up (stopping the
+// liveness) after 100 advances. Returns its answer and how many advances it took.
+std::pair<Status, int> WaitOut(ClusterLiveness& liveness, FakeClock& clock,
+                               const std::function<void(int)>& on_sleep) {
+  Status answer;
+  std::atomic<bool> done{false};
+  std::thread waiter([&] {
+    answer = liveness.AcquireOrWaitOut();
+    done = true;
+  });
+  int advances = 0;
+  while (!done && advances < 100) {
+    Eventually([&] { return done.load() || clock.Waiters() > 0; });
+    if (done) break;
+    on_sleep(++advances);
+    clock.Advance(2s);
+    // Usually lets the waiter wake before the next advance; a double advance only adds time.
+    Eventually([&] { return done.load() || clock.Waiters() == 0; }, 200ms);
+  }
+  if (!done) liveness.Stop();
+  waiter.join();
+  return {answer, advances};
+}
+
+TEST_F(LivenessTest, AnAgentRestartedWithinTheTtlWaitsOutItsPreviousRunsLease) {
+  ClusterLiveness* restarted = Member("cluster-a", "host-a_2", 30s, /*start=*/false);
+  ASSERT_NE(restarted, nullptr);
+  // The previous run (host-a_1) renewed just now, then was killed: nobody renews it.
+  PutLease("cluster-a", "host-a_1", Micros(restarted->WallNow()), 30);
+  const auto [taken, advances] = WaitOut(*restarted, clock_, [](int) {});
+  ASSERT_TRUE(taken.ok()) << taken.ToString();
+  // Not before the old Lease expired: 30 s in 2 s steps.
+  EXPECT_GE(advances, 15);
+  std::optional<model::Lease> lease = GetLease("cluster-a");
+  ASSERT_TRUE(lease.has_value());
+  EXPECT_EQ(lease->spec.holder_identity, "host-a_2");
+  EXPECT_TRUE(restarted->Start().ok());
+}
+
+TEST_F(LivenessTest, WaitingOutALeaseThatIsRenewedMeanwhileIsRefused) {
+  ClusterLiveness* second = Member("cluster-a", "host-z_9", 30s, /*start=*/false);
+  ASSERT_NE(second, nullptr);
+  const model::Time renewed = Micros(second->WallNow());
+  PutLease("cluster-a", "host-a_1", renewed, 30);
+  // The holder renews while the second waits: a live member with the same id.
+  const Status refused = WaitOut(*second, clock_, [&](int n) {
+                           if (n == 2)
+                             PutLease("cluster-a", "host-a_1", Micros(second->WallNow()), 30);
+                         }).first;
+  EXPECT_EQ(refused.code(), StatusCode::kAlreadyExists);
+  const std::string message = refused.ToString();
+  EXPECT_NE(message.find("is already in use"), std::string::npos) << message;
+  EXPECT_NE(message.find("renewed while we waited"), std::string::npos) << message;
+  EXPECT_EQ(GetLease("cluster-a")->spec.holder_identity, "host-a_1");
+}
+
+TEST_F(LivenessTest, StartedWhileTheBrokerIsDownItTakesItsLeaseWhenTheBrokerAnswers) {
+  ClusterLiveness* a = Member("cluster-a", "host-a_1", 30s, /*start=*/false);
+  ASSERT_NE(a, nullptr);
+  const model::Time renewed = Micros(a->WallNow());
+  PutLease("cluster-b", "host-b_1", renewed, 30);
+  ASSERT_TRUE(WaitCached("cluster-b", renewed));  // the Lease cache has synced
+
+  // The broker goes away before Start(): not fatal; frozen, nobody expires.
+  server_.reset();
+  const Status started = a->Start();
+  ASSERT_TRUE(started.ok()) << started.ToString();
+  EXPECT_TRUE(a->Frozen());
+  EXPECT_TRUE(a->IsLive("cluster-b"));
+  clock_.Advance(40s);
+  EXPECT_TRUE(Eventually([&] { return a->Rounds() > 0; }));
+  EXPECT_TRUE(a->IsLive("cluster-b"));
+
+  // It answers again: the thread takes our Lease and thaws.
+  RestartBroker();
+  ASSERT_TRUE(Eventually([&] {
+    if (!a->Frozen()) return true;
+    clock_.Advance(2s);
+    return false;
+  }));
+  std::optional<model::Lease> lease = GetLease("cluster-a");
+  ASSERT_TRUE(lease.has_value());
+  EXPECT_EQ(lease->spec.holder_identity, "host-a_1");
+  EXPECT_TRUE(Eventually([&] { return resumed_.load() == 1; }));
+  EXPECT_TRUE(a->Acquire().ok());
+}
+
+TEST_F(LivenessTest, ARestartedAgentGivesWhatItsPreviousRunSawLiveALeaseDuration) {
+  ClusterLiveness* a = Member("cluster-a", "host-a_2", 30s, /*start=*/false);
+  ASSERT_NE(a, nullptr);
+  // Every Lease aged during a broker outage: renewed 100 s ago.
+  const model::Time aged{Micros(a->WallNow()).unix_nanos - 100'000'000'000};
+  PutLease("cluster-b", "host-b_1", aged, 30);
+  PutLease("cluster-c", "host-c_1", aged, 30);
+  ASSERT_TRUE(WaitCached("cluster-b", aged));
+  ASSERT_TRUE(WaitCached("cluster-c", aged));
+  // The previous run had cluster-b live (in its imports' status.clusters), not cluster-c.
+  ASSERT_TRUE(a->Start({"cluster-b"}).ok());
+  EXPECT_TRUE(a->IsLive("cluster-b"));
+  EXPECT_FALSE(a->IsLive("cluster-c"));
+  EXPECT_TRUE(changes_.Saw("cluster-b", true));
+  // Not renewed within that lease duration: expired then.
+  clock_.Advance(29s);
+  EXPECT_TRUE(Eventually([&] { return a->Rounds() > 0; }));
+  EXPECT_TRUE(a->IsLive("cluster-b"));
+  clock_.Advance(2s);
+  ASSERT_TRUE(Eventually([&] { return changes_.Saw("cluster-b", false); }));
+  EXPECT_FALSE(a->IsLive("cluster-b"));
+}
+
 TEST_F(LivenessTest, ABrokerOutageExpiresNobody) {
   ClusterLiveness* a = Member("cluster-a", "host-a_1", 30s, /*start=*/false);
   ASSERT_NE(a, nullptr);
@@ -372,6 +506,8 @@ TEST_F(LivenessTest, ABrokerOutageExpiresNobody) {
   }));
   EXPECT_TRUE(a->IsLive("cluster-b"));
   EXPECT_FALSE(changes_.Saw("cluster-b", false));
+  // The agent is told once that the broker answers again (it resyncs what failed meanwhile).
+  ASSERT_TRUE(Eventually([&] { return resumed_.load() == 1; }));
   // cluster-b never renews: it expires a lease duration after the broker came back.
   clock_.Advance(31s);
   ASSERT_TRUE(Eventually([&] { return changes_.Saw("cluster-b", false); }));
