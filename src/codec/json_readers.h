@@ -1,8 +1,6 @@
-// The simdjson readers every decoder of the codec walks a Kubernetes object with (json.cc for the
-// core kinds, mcs.cc, coordination.cc, apps.cc): error paths, field and scalar readers where null
-// reads as Go's zero value, and the frames of a LIST answer and of a watch event line. Private to
-// the codec's .cc files, since it names simdjson types; the non-template parts live in json.cc.
-// Pure functions, reentrant.
+// The simdjson readers every decoder of the codec shares (json.cc, mcs.cc, coordination.cc,
+// apps.cc): error paths, null-as-zero-value field readers, and the LIST and watch-event frames.
+// Only the codec's .cc files include it (it names simdjson types); reentrant.
 #pragma once
 
 #include <algorithm>
