@@ -21,7 +21,6 @@
 namespace slicewright::codec {
 namespace {
 
-using internal::AtKey;
 using internal::ForEachField;
 using internal::ReadOptInt;
 using internal::ReadOptString;
