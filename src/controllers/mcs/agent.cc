@@ -414,10 +414,10 @@ void Agent::Start() {
   export_options.workers = options_.concurrent_syncs;
   export_options.max_retries = options_.max_retries;
   export_options.metrics = deps_.metrics;
+  runtime::ControllerOptions import_options = export_options;  // before export_options is moved
+  import_options.name = "mcs-import";
   exports_loop_->Start(std::move(export_options),
                        [this](const std::string& key) { return SyncExport(key); });
-  runtime::ControllerOptions import_options = export_options;
-  import_options.name = "mcs-import";
   imports_loop_->Start(std::move(import_options),
                        [this](const std::string& key) { return SyncImport(key); });
   // Every key there is something about: exports here, records of ours left from a run that missed
