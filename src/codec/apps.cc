@@ -16,7 +16,7 @@
 #include "slicewright/model/time.h"
 
 #include "codec/internal.h"
-#include "codec/simdjson_internal.h"
+#include "codec/json_readers.h"
 
 namespace slicewright::codec {
 namespace {

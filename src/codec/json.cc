@@ -6,11 +6,9 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
-#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,7 +22,7 @@
 #include "slicewright/model/time.h"
 
 #include "codec/internal.h"
-#include "codec/simdjson_internal.h"
+#include "codec/json_readers.h"
 
 namespace slicewright::codec {
 namespace {
@@ -32,232 +30,31 @@ namespace {
 using simdjson::dom::element;
 using simdjson::dom::element_type;
 
-// ---- Errors ----
-// Paths are built only on the error path, innermost segment first, as the Status bubbles up.
+using internal::AtDocument;
+using internal::AtKey;
+using internal::Compose;
+using internal::Expected;
+using internal::ForEachField;
+using internal::kMaxReservedItems;
+using internal::OutOfRange;
+using internal::ReadApiStatus;
+using internal::ReadBool;
+using internal::ReadInt;
+using internal::ReadList;
+using internal::ReadMap;
+using internal::ReadOptBool;
+using internal::ReadOptInt;
+using internal::ReadOptional;
+using internal::ReadOptString;
+using internal::ReadString;
+using internal::ReadStringList;
+using internal::ReadStringMap;
+using internal::ReadTime;
+using internal::ReadTypeMeta;
+using internal::SyntaxErrorOffset;
+using internal::WithParsed;
 
-Status Expected(std::string_view what) {
-  std::string message = "expected ";
-  message += what;
-  return BadRequestError(std::move(message));
-}
-
-Status OutOfRange() { return BadRequestError("integer out of range"); }
-
-Status AtKey(Status status, std::string_view key) {
-  std::string prefix;
-  prefix.reserve(key.size() + 1);
-  prefix += '.';
-  prefix += key;
-  status.WithFieldPrefix(prefix);
-  return status;
-}
-
-Status AtIndex(Status status, std::size_t index) {
-  std::string prefix = "[";
-  prefix += std::to_string(index);
-  prefix += ']';
-  status.WithFieldPrefix(prefix);
-  return status;
-}
-
-// Map entries read as Kubernetes' field.Path.Key does: ".metadata.labels[app.kubernetes.io/name]".
-Status AtMapKey(Status status, std::string_view key) {
-  std::string prefix = "[";
-  prefix += key;
-  prefix += ']';
-  status.WithFieldPrefix(prefix);
-  return status;
-}
-
-// "pods.json: pods/default/web-1"; the bare object when there is no document name.
-std::string Compose(std::string_view document, std::string_view object) {
-  std::string out;
-  if (!document.empty()) {
-    out.reserve(document.size() + 2 + object.size());
-    out += document;
-    if (!object.empty()) out += ": ";
-  }
-  out += object;
-  return out;
-}
-
-Status AtDocument(Status status, std::string_view document, std::string_view object = {}) {
-  const std::string composed = Compose(document, object);
-  if (!composed.empty()) status.WithObject(composed);
-  return status;
-}
-
-// ---- Generic walkers ----
-// null decodes as Go's encoding/json does: the zero value (an absent field, an empty list, a
-// default list element, an empty map value). API servers really send `"endpoints": null`.
-
-template <typename Fn>
-Status ForEachField(element value, Fn&& fn) {
-  const element_type type = value.type();
-  if (type == element_type::NULL_VALUE) return Status();
-  if (type != element_type::OBJECT) return Expected("object");
-  // A named copy: value_unsafe() refers into the temporary simdjson_result, which a range-for
-  // over it would outlive.
-  const simdjson::dom::object object = value.get_object().value_unsafe();
-  for (const simdjson::dom::key_value_pair field : object) {
-    Status status = fn(field.key, field.value);
-    if (!status.ok()) return AtKey(std::move(status), field.key);
-  }
-  return Status();
-}
-
-// Replaces `out` with the array's elements, each decoded by `decode(element, T&)`.
-template <typename List, typename Decode>
-Status ReadList(element value, List& out, Decode&& decode) {
-  out.clear();
-  const element_type type = value.type();
-  if (type == element_type::NULL_VALUE) return Status();
-  if (type != element_type::ARRAY) return Expected("array");
-  const simdjson::dom::array array = value.get_array().value_unsafe();
-  out.reserve(array.size());
-  std::size_t index = 0;
-  for (const element item : array) {
-    Status status = decode(item, out.emplace_back());
-    if (!status.ok()) return AtIndex(std::move(status), index);
-    ++index;
-  }
-  return Status();
-}
-
-// An optional sub-object: null resets it, anything else is decoded into it.
-// `Optional` is std::optional or model::OptionalBox.
-template <typename Optional, typename Decode>
-Status ReadOptional(element value, Optional& out, Decode&& decode) {
-  if (value.is_null()) {
-    out.reset();
-    return Status();
-  }
-  if (!out.has_value()) out.emplace();
-  return decode(value, *out);
-}
-
-// ---- Scalars ----
-
-// A JSON string into any of our text types; null leaves it as it is.
-template <typename Text>
-Status ReadText(element value, Text& out) {
-  switch (value.type()) {
-    case element_type::STRING:
-      out = value.get_string().value_unsafe();
-      return Status();
-    case element_type::NULL_VALUE:
-      return Status();
-    default:
-      return Expected("string");
-  }
-}
-
-Status ReadString(element value, std::string& out) { return ReadText(value, out); }
-
-Status ReadString(element value, model::InlineString& out) { return ReadText(value, out); }
-
-Status ReadString(element value, model::RareString& out) { return ReadText(value, out); }
-
-// `Optional`: std::optional or model::OptionalBox of std::string or model::InlineString.
-template <typename Optional>
-Status ReadOptString(element value, Optional& out) {
-  switch (value.type()) {
-    case element_type::STRING:
-      out.emplace(value.get_string().value_unsafe());
-      return Status();
-    case element_type::NULL_VALUE:
-      out.reset();
-      return Status();
-    default:
-      return Expected("string");
-  }
-}
-
-Status ReadBool(element value, bool& out) {
-  switch (value.type()) {
-    case element_type::BOOL:
-      out = value.get_bool().value_unsafe();
-      return Status();
-    case element_type::NULL_VALUE:
-      return Status();
-    default:
-      return Expected("boolean");
-  }
-}
-
-Status ReadOptBool(element value, std::optional<bool>& out) {
-  switch (value.type()) {
-    case element_type::BOOL:
-      out = value.get_bool().value_unsafe();
-      return Status();
-    case element_type::NULL_VALUE:
-      out.reset();
-      return Status();
-    default:
-      return Expected("boolean");
-  }
-}
-
-// A number that is not an integer: "integer out of range" when it is integral but beyond int64
-// (1e19), "expected integer" for fractions and small floats (Go rejects 80.0 for an int too).
-Status NotAnInteger(element value) {
-  const double d = value.get_double().value_unsafe();
-  if (std::isfinite(d) && std::trunc(d) == d && std::fabs(d) >= 9.2e18) return OutOfRange();
-  return Expected("integer");
-}
-
-// simdjson types an integer INT64 when it fits, UINT64 only above INT64_MAX, DOUBLE if written
-// with a fraction or exponent; integers beyond uint64 fail the parse.
-template <typename Int>
-Status ReadInt(element value, Int& out) {
-  switch (value.type()) {
-    case element_type::INT64: {
-      const std::int64_t v = value.get_int64().value_unsafe();
-      if constexpr (sizeof(Int) < sizeof(std::int64_t)) {
-        if (v < std::numeric_limits<Int>::min() || v > std::numeric_limits<Int>::max()) {
-          return OutOfRange();
-        }
-      }
-      out = static_cast<Int>(v);
-      return Status();
-    }
-    case element_type::UINT64:
-      return OutOfRange();
-    case element_type::DOUBLE:
-      return NotAnInteger(value);
-    case element_type::NULL_VALUE:
-      return Status();
-    default:
-      return Expected("integer");
-  }
-}
-
-template <typename Int>
-Status ReadOptInt(element value, std::optional<Int>& out) {
-  if (value.is_null()) {
-    out.reset();
-    return Status();
-  }
-  Int v = 0;
-  SW_RETURN_IF_ERROR(ReadInt(value, v));
-  out = v;
-  return Status();
-}
-
-Status ReadTime(element value, std::optional<model::Time>& out) {
-  switch (value.type()) {
-    case element_type::STRING: {
-      out = model::ParseRfc3339(value.get_string().value_unsafe());
-      if (!out.has_value()) return Expected("RFC 3339 time");
-      return Status();
-    }
-    case element_type::NULL_VALUE:
-      out.reset();
-      return Status();
-    default:
-      return Expected("RFC 3339 time");
-  }
-}
+// ---- Scalars beyond json_readers.h ----
 
 // intstr.IntOrString: sets `present` unless the value is null.
 Status ReadIntOrString(element value, model::IntOrString& out, bool& present) {
@@ -308,40 +105,6 @@ Status ReadQuantity(element value, std::string& out) {
     default:
       return Expected("string or number");
   }
-}
-
-// A map of strings (labels, annotations, selectors). Go writes map keys sorted, so inserting at
-// the end is amortized constant; a duplicate key keeps the last value, as Go does.
-template <typename ReadValue>
-Status ReadMap(element value, model::StringMap& out, ReadValue&& read_value) {
-  out.clear();
-  const element_type type = value.type();
-  if (type == element_type::NULL_VALUE) return Status();
-  if (type != element_type::OBJECT) return Expected("object");
-  // A named copy: value_unsafe() refers into the temporary simdjson_result, which a range-for
-  // over it would outlive.
-  const simdjson::dom::object object = value.get_object().value_unsafe();
-  for (const simdjson::dom::key_value_pair field : object) {
-    auto it = out.emplace_hint(out.end(), field.key, std::string());
-    Status status = read_value(field.value, it->second);
-    if (!status.ok()) return AtMapKey(std::move(status), field.key);
-  }
-  return Status();
-}
-
-Status ReadStringMap(element value, model::StringMap& out) {
-  return ReadMap(value, out, [](element v, std::string& s) {
-    s.clear();
-    return ReadString(v, s);
-  });
-}
-
-Status ReadStringList(element value, std::vector<std::string>& out) {
-  return ReadList(value, out, [](element v, std::string& s) { return ReadString(v, s); });
-}
-
-Status ReadStringList(element value, model::EndpointAddresses& out) {
-  return ReadList(value, out, [](element v, std::string& s) { return ReadString(v, s); });
 }
 
 // {"name": "..."} as in EndpointHints.forZones and forNodes.
@@ -781,21 +544,6 @@ std::string ObjectName(const KindSpec<T>& spec, element value, std::optional<std
   return out;
 }
 
-// Reads apiVersion and kind (absent or null: ""). The views point into the parser's tape.
-Status ReadTypeMeta(element object, std::string_view& api_version, std::string_view& kind) {
-  const auto read = [&object](std::string_view key, std::string_view& out) -> Status {
-    element value;
-    if (object.at_key(key).get(value) != simdjson::SUCCESS || value.is_null()) return Status();
-    if (value.get_string().get(out) != simdjson::SUCCESS) return AtKey(Expected("string"), key);
-    return Status();
-  };
-  SW_RETURN_IF_ERROR(read("apiVersion", api_version));
-  return read("kind", kind);
-}
-
-// The most list items whose storage is reserved up front.
-constexpr std::size_t kMaxReservedItems = 1 << 16;
-
 struct Decoder {
   std::string_view document;
   ObjectSet& out;
@@ -926,49 +674,7 @@ struct Decoder {
   }
 };
 
-// simdjson keeps its buffers between calls: one parser per thread makes the many small decodes of
-// a watch stream allocation-free, while a large document gets a parser freed right after use.
-constexpr std::size_t kReusedParserCapacity = std::size_t{1} << 20;
-
-simdjson::dom::parser& ReusedParser() {
-  thread_local simdjson::dom::parser parser;
-  return parser;
-}
-
-// A UTF-8 byte order mark is not JSON, but editors write one; skip it.
-std::string_view StripBom(std::string_view text) {
-  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
-  return text;
-}
-
-Status Malformed(std::string_view text, std::string_view document, simdjson::error_code error) {
-  std::string message = "malformed JSON";
-  // A second, strict syntax pass locates the error (simdjson's DOM parser reports none). Skipped
-  // for errors it cannot locate: nesting depth, empty input.
-  if (error != simdjson::DEPTH_ERROR && error != simdjson::EMPTY) {
-    if (const std::optional<internal::SyntaxError> syntax = internal::FindJsonSyntaxError(text)) {
-      message += " at byte ";
-      message += std::to_string(syntax->offset);
-    }
-  }
-  message += ": ";
-  message += simdjson::error_message(error);
-  return AtDocument(BadRequestError(std::move(message)), document);
-}
-
-// Parses `text` and calls fn(root) with the document root; the element is valid only inside fn.
-template <typename Fn>
-Status WithParsed(std::string_view text, std::string_view document, Fn&& fn) {
-  text = StripBom(text);
-  std::optional<simdjson::dom::parser> large_parser;
-  simdjson::dom::parser& parser =
-      text.size() <= kReusedParserCapacity ? ReusedParser() : large_parser.emplace();
-  element root;
-  // parse() copies the text into a padded buffer: our callers' strings carry no simdjson padding.
-  const simdjson::error_code error = parser.parse(text.data(), text.size()).get(root);
-  if (error != simdjson::SUCCESS) return Malformed(text, document, error);
-  return fn(root);
-}
+using internal::StripBom;
 
 // The API client decodes what it asked for; type meta, when present, must agree with `spec`.
 template <typename T>
@@ -1076,8 +782,9 @@ StatusCode CodeOfApiStatus(std::string_view reason, std::int64_t http_code) {
   return StatusCode::kInternal;
 }
 
-// The object of an ERROR event: a metav1.Status.
-Status ReadApiStatus(element object) {
+}  // namespace
+
+Status internal::ReadApiStatus(element object) {
   std::string_view reason;
   std::string_view message;
   std::int64_t http_code = 0;
@@ -1099,8 +806,6 @@ Status ReadApiStatus(element object) {
   return Status(CodeOfApiStatus(reason, http_code), std::move(text));
 }
 
-}  // namespace
-
 std::optional<WatchEventType> internal::WatchEventTypeFromName(std::string_view name) {
   if (name == "ADDED") return WatchEventType::kAdded;
   if (name == "MODIFIED") return WatchEventType::kModified;
@@ -1114,90 +819,23 @@ namespace {
 
 template <typename T>
 Result<WatchEvent<T>> DecodeWatchEventOf(std::string_view line, const KindSpec<T>& spec) {
-  WatchEvent<T> out;
-  Status status = WithParsed(line, "watch event", [&](element root) -> Status {
-    if (!root.is_object()) return BadRequestError("expected a JSON object at the top level");
-    element value;
-    std::string_view type;
-    if (root.at_key("type").get(value) != simdjson::SUCCESS) {
-      return AtKey(BadRequestError("missing"), "type");
-    }
-    if (value.get_string().get(type) != simdjson::SUCCESS) {
-      return AtKey(Expected("string"), "type");
-    }
-    const std::optional<WatchEventType> named = internal::WatchEventTypeFromName(type);
-    if (named) {
-      out.type = *named;
-    } else {
-      return AtKey(BadRequestError("unknown watch event type \"" + std::string(type) + "\""),
-                   "type");
-    }
-    element object;
-    if (root.at_key("object").get(object) != simdjson::SUCCESS || !object.is_object()) {
-      return AtKey(Expected("object"), "object");
-    }
-    if (out.type == WatchEventType::kError) {
-      out.error = ReadApiStatus(object);
-      return Status();
-    }
-    return DecodeObjectOf(object, spec, "watch event", out.object);
-  });
-  if (!status.ok()) return AtDocument(std::move(status), "watch event");
-  return out;
+  return internal::DecodeWatchEventLine<T>(
+      line,
+      [&spec](element object, std::string_view document, T& out) {
+        return DecodeObjectOf(object, spec, document, out);
+      },
+      SyntaxErrorOffset::kLocate);
 }
 
 // A list page of `spec`'s kind; see DecodePodList.
 template <typename T>
 Result<ListPage<T>> DecodeListOf(std::string_view json, const KindSpec<T>& spec) {
-  ListPage<T> out;
-  Status status = WithParsed(json, "list", [&](element root) -> Status {
-    if (!root.is_object()) return BadRequestError("expected a JSON object at the top level");
-    std::string_view api_version;
-    std::string_view kind;
-    SW_RETURN_IF_ERROR(ReadTypeMeta(root, api_version, kind));
-    const bool typed_list = kind.size() == spec.kind.size() + 4 && kind.starts_with(spec.kind) &&
-                            kind.ends_with("List");
-    if (!kind.empty() && kind != "List" && !typed_list) {
-      return AtKey(
-          BadRequestError("expected " + std::string(spec.kind) + "List, got " + std::string(kind)),
-          "kind");
-    }
-    element metadata;
-    if (root.at_key("metadata").get(metadata) == simdjson::SUCCESS && !metadata.is_null()) {
-      if (!metadata.is_object()) return AtKey(Expected("object"), "metadata");
-      Status meta_status = ForEachField(metadata, [&](std::string_view key, element v) -> Status {
-        if (key == "resourceVersion") return ReadString(v, out.resource_version);
-        if (key == "continue") return ReadString(v, out.continue_token);
-        if (key == "remainingItemCount") return ReadOptInt(v, out.remaining_item_count);
-        return Status();
-      });
-      if (!meta_status.ok()) return AtKey(std::move(meta_status), "metadata");
-    }
-    element items;
-    if (root.at_key("items").get(items) != simdjson::SUCCESS || items.is_null()) return Status();
-    if (!items.is_array()) return AtKey(Expected("array"), "items");
-    const simdjson::dom::array array = items.get_array().value_unsafe();
-    out.items.reserve(std::min<std::size_t>(array.size(), kMaxReservedItems));
-    std::size_t index = 0;
-    for (const element item : array) {
-      if (!item.is_null()) {
-        T& slot = out.items.emplace_back();
-        Status item_status =
-            item.is_object() ? DecodeObjectOf(item, spec, "list", slot) : Expected("object");
-        if (!item_status.ok()) {
-          out.items.pop_back();
-          if (item_status.object().empty()) {
-            item_status.WithObject(Compose("list", "items[" + std::to_string(index) + "]"));
-          }
-          out.item_errors.push_back(std::move(item_status));
-        }
-      }
-      ++index;
-    }
-    return Status();
-  });
-  if (!status.ok()) return AtDocument(std::move(status), "list");
-  return out;
+  return internal::DecodeListPage<T>(
+      json, spec.kind,
+      [&spec](element item, std::string_view document, T& out) {
+        return DecodeObjectOf(item, spec, document, out);
+      },
+      SyntaxErrorOffset::kLocate);
 }
 
 template <typename T>
@@ -1224,6 +862,27 @@ void ObjectSet::Append(ObjectSet&& other) {
 }
 
 namespace internal {
+
+simdjson::dom::parser& ReusedParser() {
+  thread_local simdjson::dom::parser parser;
+  return parser;
+}
+
+Status Malformed(std::string_view text, std::string_view document, simdjson::error_code error,
+                 bool locate) {
+  std::string message = "malformed JSON";
+  // A second, strict syntax pass locates the error (simdjson's DOM parser reports none). Skipped
+  // for errors it cannot locate: nesting depth, empty input.
+  if (locate && error != simdjson::DEPTH_ERROR && error != simdjson::EMPTY) {
+    if (const std::optional<SyntaxError> syntax = FindJsonSyntaxError(text)) {
+      message += " at byte ";
+      message += std::to_string(syntax->offset);
+    }
+  }
+  message += ": ";
+  message += simdjson::error_message(error);
+  return AtDocument(BadRequestError(std::move(message)), document);
+}
 
 bool IsValidUtf8(std::string_view text) {
   return simdjson::validate_utf8(text.data(), text.size());

@@ -1,12 +1,11 @@
-// The Multi-Cluster Services kinds: a simdjson walk for decoding (metadata through json.cc's
-// walker; one set of templates for the four kinds' objects, lists and watch events) and plain
+// The Multi-Cluster Services kinds: a simdjson walk for decoding (the codec's shared readers and
+// list and watch frames, json_readers.h, with one set of templates for the four kinds) and plain
 // string building for encoding, as coordination.cc does for Leases.
 
 #include "slicewright/codec/mcs.h"
 
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,34 +18,32 @@
 #include "slicewright/model/time.h"
 
 #include "codec/internal.h"
-#include "codec/simdjson_internal.h"
+#include "codec/json_readers.h"
 
 namespace slicewright::codec {
 namespace {
 
+using internal::AtIndex;
+using internal::AtKey;
+using internal::Expected;
+using internal::ForEachField;
+using internal::ReadInt;
+using internal::ReadList;
+using internal::ReadOptBool;
+using internal::ReadOptInt;
+using internal::ReadOptString;
+using internal::ReadString;
+using internal::ReadStringList;
+using internal::ReadStringMap;
+using internal::ReadTime;
+using internal::ReadTypeMeta;
+using internal::SyntaxErrorOffset;
 using simdjson::dom::element;
-using simdjson::dom::element_type;
 
-// ---- Errors (paths built innermost first, only on the error path) ----
-
-Status Expected(std::string_view what) { return BadRequestError("expected " + std::string(what)); }
+// The CRDs' schemas declare their integers format int32, and errors name it.
+constexpr std::string_view kInt32 = "int32";
 
 Status Required() { return BadRequestError("required field missing"); }
-
-Status AtKey(Status status, std::string_view key) {
-  if (!status.ok()) status.WithFieldPrefix("." + std::string(key));
-  return status;
-}
-
-Status AtIndex(Status status, std::size_t index) {
-  if (!status.ok()) status.WithFieldPrefix("[" + std::to_string(index) + "]");
-  return status;
-}
-
-Status AtMapKey(Status status, std::string_view key) {
-  if (!status.ok()) status.WithFieldPrefix("[" + std::string(key) + "]");
-  return status;
-}
 
 // "expected A or B, got \"C\"" for a string outside its enum.
 Status NotInEnum(std::string_view allowed, std::string_view got) {
@@ -55,142 +52,13 @@ Status NotInEnum(std::string_view allowed, std::string_view got) {
   return BadRequestError(std::move(message));
 }
 
-// ---- Walkers: null reads as Go's zero value (absent, empty list, empty map) ----
-
-template <typename Fn>
-Status ForEachField(element value, Fn&& fn) {
-  if (value.is_null()) return Status();
-  simdjson::dom::object object;
-  if (value.get_object().get(object) != simdjson::SUCCESS) return Expected("object");
-  for (const simdjson::dom::key_value_pair field : object) {
-    Status status = fn(field.key, field.value);
-    if (!status.ok()) return AtKey(std::move(status), field.key);
-  }
-  return Status();
-}
-
-template <typename T, typename Decode>
-Status ReadList(element value, std::vector<T>& out, Decode&& decode) {
-  out.clear();
-  if (value.is_null()) return Status();
-  simdjson::dom::array array;
-  if (value.get_array().get(array) != simdjson::SUCCESS) return Expected("array");
-  std::size_t index = 0;
-  for (const element item : array) {
-    Status status = decode(item, out.emplace_back());
-    if (!status.ok()) return AtIndex(std::move(status), index);
-    ++index;
-  }
-  return Status();
-}
-
-Status ReadString(element value, std::string& out) {
-  if (value.is_null()) return Status();
-  std::string_view text;
-  if (value.get_string().get(text) != simdjson::SUCCESS) return Expected("string");
-  out.assign(text);
-  return Status();
-}
-
-Status ReadOptString(element value, std::optional<std::string>& out) {
-  if (value.is_null()) {
-    out.reset();
-    return Status();
-  }
-  std::string_view text;
-  if (value.get_string().get(text) != simdjson::SUCCESS) return Expected("string");
-  out.emplace(text);
-  return Status();
-}
-
-Status ReadOptBool(element value, std::optional<bool>& out) {
-  if (value.is_null()) {
-    out.reset();
-    return Status();
-  }
-  bool b = false;
-  if (value.get_bool().get(b) != simdjson::SUCCESS) return Expected("boolean");
-  out = b;
-  return Status();
-}
-
-// An int32 field (simdjson types integers INT64, UINT64 above INT64_MAX, DOUBLE with a fraction or
-// exponent; Go refuses 80.0 for an int32 too).
-Status ReadInt32(element value, std::int32_t& out) {
-  switch (value.type()) {
-    case element_type::INT64: {
-      const std::int64_t v = value.get_int64().value_unsafe();
-      if (v < std::numeric_limits<std::int32_t>::min() ||
-          v > std::numeric_limits<std::int32_t>::max()) {
-        return BadRequestError("integer out of range for int32");
-      }
-      out = static_cast<std::int32_t>(v);
-      return Status();
-    }
-    case element_type::UINT64:
-      return BadRequestError("integer out of range for int32");
-    case element_type::NULL_VALUE:
-      return Status();
-    default:
-      return Expected("int32");
-  }
-}
-
-Status ReadOptInt32(element value, std::optional<std::int32_t>& out) {
-  if (value.is_null()) {
-    out.reset();
-    return Status();
-  }
-  std::int32_t v = 0;
-  SW_RETURN_IF_ERROR(ReadInt32(value, v));
-  out = v;
-  return Status();
-}
-
-Status ReadInt64(element value, std::int64_t& out) {
-  if (value.is_null()) return Status();
-  if (value.type() == element_type::UINT64) return BadRequestError("integer out of range");
-  if (value.get_int64().get(out) != simdjson::SUCCESS) return Expected("integer");
-  return Status();
-}
-
-Status ReadTime(element value, std::optional<model::Time>& out) {
-  if (value.is_null()) {
-    out.reset();
-    return Status();
-  }
-  std::string_view text;
-  if (value.get_string().get(text) != simdjson::SUCCESS) return Expected("RFC 3339 time");
-  out = model::ParseRfc3339(text);
-  if (!out.has_value()) return Expected("RFC 3339 time");
-  return Status();
-}
-
-Status ReadStringMap(element value, model::StringMap& out) {
-  out.clear();
-  if (value.is_null()) return Status();
-  simdjson::dom::object object;
-  if (value.get_object().get(object) != simdjson::SUCCESS) return Expected("object");
-  for (const simdjson::dom::key_value_pair field : object) {
-    std::string text;
-    Status status = ReadString(field.value, text);
-    if (!status.ok()) return AtMapKey(std::move(status), field.key);
-    out.insert_or_assign(std::string(field.key), std::move(text));  // a repeated key: the last wins
-  }
-  return Status();
-}
-
-Status ReadStringList(element value, std::vector<std::string>& out) {
-  return ReadList(value, out, [](element v, std::string& s) { return ReadString(v, s); });
-}
-
 // ---- Shared parts ----
 
 Status ReadCondition(element value, model::Condition& out) {
   return ForEachField(value, [&out](std::string_view key, element v) {
     if (key == "type") return ReadString(v, out.type);
     if (key == "status") return ReadString(v, out.status);
-    if (key == "observedGeneration") return ReadInt64(v, out.observed_generation);
+    if (key == "observedGeneration") return ReadInt(v, out.observed_generation);
     if (key == "lastTransitionTime") return ReadTime(v, out.last_transition_time);
     if (key == "reason") return ReadString(v, out.reason);
     if (key == "message") return ReadString(v, out.message);
@@ -212,7 +80,7 @@ Status ReadPort(element value, model::McsServicePort& out, bool strict) {
     if (key == "appProtocol") return ReadOptString(v, out.app_protocol);
     if (key == "port") {
       has_port = !v.is_null();
-      return ReadInt32(v, out.port);
+      return ReadInt(v, out.port, kInt32);
     }
     return Status();
   }));
@@ -233,7 +101,7 @@ Status ReadPorts(element value, std::vector<model::McsServicePort>& out, bool st
 
 Status ReadClientIPConfig(element value, model::ClientIPConfig& out) {
   return ForEachField(value, [&out](std::string_view key, element v) {
-    if (key == "timeoutSeconds") return ReadOptInt32(v, out.timeout_seconds);
+    if (key == "timeoutSeconds") return ReadOptInt(v, out.timeout_seconds, kInt32);
     return Status();
   });
 }
@@ -459,16 +327,6 @@ constexpr KindSpec<model::ServiceExportRecord> kRecordKind{"serviceexportrecords
                                                            false,
                                                            ReadServiceExportRecord};
 
-// Reads apiVersion and kind (either may be absent or null).
-Status ReadTypeMeta(element root, std::string_view& api_version, std::string_view& kind) {
-  for (auto [key, out] : {std::pair{"apiVersion", &api_version}, std::pair{"kind", &kind}}) {
-    element value;
-    if (root.at_key(key).get(value) != simdjson::SUCCESS || value.is_null()) continue;
-    if (value.get_string().get(*out) != simdjson::SUCCESS) return AtKey(Expected("string"), key);
-  }
-  return Status();
-}
-
 // "serviceexports/NAMESPACE/NAME" from whatever metadata is readable.
 template <typename T>
 std::string ObjectName(const KindSpec<T>& spec, element root) {
@@ -520,127 +378,33 @@ Status DecodeObjectOf(element root, const KindSpec<T>& spec, std::string_view do
   return status;
 }
 
-// simdjson keeps its buffers between calls: one parser per thread makes a watch stream's many small
-// decodes allocation-free; a large document gets its own parser, freed right after.
-constexpr std::size_t kReusedParserCapacity = std::size_t{1} << 20;
-
-template <typename Fn>
-Status WithParsed(std::string_view text, Fn&& fn) {
-  thread_local simdjson::dom::parser reused;
-  std::optional<simdjson::dom::parser> large;
-  simdjson::dom::parser& parser = text.size() <= kReusedParserCapacity ? reused : large.emplace();
-  element root;
-  const simdjson::error_code error = parser.parse(text.data(), text.size()).get(root);
-  if (error != simdjson::SUCCESS) {
-    return BadRequestError(std::string("malformed JSON: ") + simdjson::error_message(error));
-  }
-  return fn(root);
-}
-
 template <typename T>
 Result<T> DecodeSingleOf(std::string_view json, const KindSpec<T>& spec) {
   T out;
-  SW_RETURN_IF_ERROR(
-      WithParsed(json, [&](element root) { return DecodeObjectOf(root, spec, {}, out); }));
+  SW_RETURN_IF_ERROR(internal::WithParsed(
+      json, {}, [&](element root) { return DecodeObjectOf(root, spec, {}, out); },
+      SyntaxErrorOffset::kOmit));
   return out;
 }
 
 template <typename T>
 Result<ListPage<T>> DecodeListOf(std::string_view json, const KindSpec<T>& spec) {
-  ListPage<T> out;
-  Status status = WithParsed(json, [&](element root) -> Status {
-    if (!root.is_object()) return Expected("a JSON object at the top level");
-    std::string_view api_version;
-    std::string_view kind;
-    SW_RETURN_IF_ERROR(ReadTypeMeta(root, api_version, kind));
-    const std::string list_kind = std::string(spec.kind) + "List";
-    if (!kind.empty() && kind != "List" && kind != list_kind) {
-      return AtKey(BadRequestError("expected " + list_kind + ", got " + std::string(kind)), "kind");
-    }
-    element metadata;
-    if (root.at_key("metadata").get(metadata) == simdjson::SUCCESS) {
-      Status meta = ForEachField(metadata, [&out](std::string_view key, element v) -> Status {
-        if (key == "resourceVersion") return ReadString(v, out.resource_version);
-        if (key == "continue") return ReadString(v, out.continue_token);
-        if (key == "remainingItemCount") {
-          if (v.is_null()) return Status();
-          std::int64_t count = 0;
-          SW_RETURN_IF_ERROR(ReadInt64(v, count));
-          out.remaining_item_count = count;
-        }
-        return Status();
-      });
-      SW_RETURN_IF_ERROR(AtKey(std::move(meta), "metadata"));
-    }
-    element items;
-    if (root.at_key("items").get(items) != simdjson::SUCCESS || items.is_null()) return Status();
-    simdjson::dom::array array;
-    if (items.get_array().get(array) != simdjson::SUCCESS) {
-      return AtKey(Expected("array"), "items");
-    }
-    std::size_t index = 0;
-    for (const element item : array) {
-      if (!item.is_null()) {
-        T decoded;
-        Status item_status =
-            item.is_object() ? DecodeObjectOf(item, spec, "list", decoded) : Expected("object");
-        if (item_status.ok()) {
-          out.items.push_back(std::move(decoded));
-        } else {
-          // An item that is not an object has no name: it is named by its index.
-          item_status.WithObject("list: items[" + std::to_string(index) + "]");
-          out.item_errors.push_back(std::move(item_status));
-        }
-      }
-      ++index;
-    }
-    return Status();
-  });
-  if (!status.ok()) {
-    status.WithObject("list");
-    return status;
-  }
-  return out;
+  return internal::DecodeListPage<T>(
+      json, spec.kind,
+      [&spec](element item, std::string_view document, T& out) {
+        return DecodeObjectOf(item, spec, document, out);
+      },
+      SyntaxErrorOffset::kOmit);
 }
 
 template <typename T>
 Result<WatchEvent<T>> DecodeWatchEventOf(std::string_view line, const KindSpec<T>& spec) {
-  WatchEvent<T> out;
-  Status status = WithParsed(line, [&](element root) -> Status {
-    if (!root.is_object()) return Expected("a JSON object at the top level");
-    element value;
-    std::string_view type;
-    if (root.at_key("type").get(value) != simdjson::SUCCESS) return AtKey(Required(), "type");
-    if (value.get_string().get(type) != simdjson::SUCCESS) {
-      return AtKey(Expected("string"), "type");
-    }
-    const std::optional<WatchEventType> named = internal::WatchEventTypeFromName(type);
-    if (!named) {
-      return AtKey(BadRequestError("unknown watch event type \"" + std::string(type) + "\""),
-                   "type");
-    }
-    out.type = *named;
-    element object;
-    if (root.at_key("object").get(object) != simdjson::SUCCESS || !object.is_object()) {
-      return AtKey(Expected("object"), "object");
-    }
-    if (out.type == WatchEventType::kError) {
-      std::int64_t code = 500;
-      element code_value;
-      if (object.at_key("code").get(code_value) != simdjson::SUCCESS ||
-          code_value.get_int64().get(code) != simdjson::SUCCESS) {
-        code = 500;
-      }
-      out.error = DecodeStatusResponse(simdjson::to_string(object), static_cast<int>(code));
-      return Status();
-    }
-    return DecodeObjectOf(object, spec, "watch event", out.object);
-  });
-  if (!status.ok()) {
-    status.WithObject("watch event");
-    return status;
-  }
-  return out;
+  return internal::DecodeWatchEventLine<T>(
+      line,
+      [&spec](element object, std::string_view document, T& out) {
+        return DecodeObjectOf(object, spec, document, out);
+      },
+      SyntaxErrorOffset::kOmit);
 }
 
 // ---- Encoding ----

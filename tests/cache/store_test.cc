@@ -97,6 +97,17 @@ TEST(StoreTest, IndexesFollowUpdatesAndDeletes) {
   EXPECT_TRUE(store.ByIndex("no-such-index", "a/api").empty());
 }
 
+// Controllers that share an informer each register the index they need (one name, one function:
+// controllers/common/slice_index.h); a second registration of a name keeps the first.
+TEST(StoreTest, ASecondIndexOfOneNameKeepsTheFirst) {
+  SliceStore store;
+  store.AddIndex("service", ByServiceName());
+  store.AddIndex("service", [](const auto&) { return std::vector<std::string>{"other"}; });
+  store.Upsert(Slice("a", "web-1", "web"));
+  EXPECT_EQ(Names(store.ByIndex("service", "a/web")), (std::vector<std::string>{"a/web-1"}));
+  EXPECT_TRUE(store.ByIndex("service", "other").empty());
+}
+
 TEST(StoreTest, ReplaceReportsTheDifference) {
   SliceStore store;
   store.AddIndex("service", ByServiceName());

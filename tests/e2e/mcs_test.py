@@ -17,6 +17,7 @@ Usage: /usr/bin/python3 mcs_test.py PATH/TO/slicewright
 
 import json
 import os
+import re
 import select
 import shutil
 import signal
@@ -343,6 +344,24 @@ def check_bad_input(kubectl, binary, kubeconfig, process):
     checks.check("an unknown --mcs-endpointslice-sync: exit 1 naming the flag",
                  result.returncode == 1 and "--mcs-endpointslice-sync" in result.stderr,
                  result.returncode, result.stderr[-2000:])
+    result = subprocess.run(
+        [binary, "controller-manager", "--kubeconfig", kubeconfig, "--context", "cluster-1",
+         "--controllers", "mcs", "--mcs-cluster-ip-families", "IPv4,IPv4", "--broker-kubeconfig",
+         kubeconfig, "--broker-context", "broker", "--port", "-1"],
+        capture_output=True, text=True, timeout=30)
+    checks.check("a bad --mcs-cluster-ip-families: exit 1 naming the flag",
+                 result.returncode == 1 and "--mcs-cluster-ip-families" in result.stderr,
+                 result.returncode, result.stderr[-2000:])
+
+
+def check_cluster_ip_families(log_path):
+    """Each dev member's agent learned IPv4,IPv6 from its API server (both service ranges)."""
+    with open(log_path, "rb") as f:
+        text = f.read().decode(errors="replace")
+    learned = set(re.findall(r"mcs agent: cluster id (cluster-\d+),.* IP families IPv4,IPv6 "
+                             r"\(the API server\)", text))
+    checks.eq("every member learned IPv4,IPv6 from its API server", sorted(learned),
+              sorted(CLUSTERS))
 
 
 def main():
@@ -390,6 +409,7 @@ def main():
         checks.run("services", lambda: check_services(kubectl))
         checks.run("example", lambda: check_example(kubectl, binary, kubeconfig))
         checks.run("bad input", lambda: check_bad_input(kubectl, binary, kubeconfig, process))
+        checks.run("IP families", lambda: check_cluster_ip_families(log_path))
 
         process.send_signal(signal.SIGTERM)
         try:

@@ -111,8 +111,7 @@ Controller::Controller(Options options, Deps deps, std::unique_ptr<SyncLoop> loo
       slices_(deps.informers->EndpointSlices()),
       metrics_cache_(reconcile::MetricsCache::Options{options_.max_endpoints_per_slice, true}),
       metrics_(std::move(metrics)) {
-  slices_.AddIndex(std::string(kSliceIndex), cache::LabelValueIndex<cache::CompactEndpointSlice>(
-                                                 std::string(model::kLabelServiceName)));
+  AddSliceByServiceIndex(slices_);
 }
 
 Controller::~Controller() { Stop(); }

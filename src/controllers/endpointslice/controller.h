@@ -31,6 +31,7 @@
 #include "slicewright/runtime/metrics.h"
 #include "slicewright/runtime/work_queue.h"
 
+#include "controllers/common/slice_index.h"
 #include "controllers/common/sync_loop.h"
 #include "controllers/endpointslice/metrics.h"
 #include "controllers/endpointslice/options.h"
@@ -63,8 +64,9 @@ struct Deps {
 
 // The event source component, as upstream's.
 inline constexpr std::string_view kComponent = "endpoint-slice-controller";
-// The index of the EndpointSlice informer by "namespace/<kubernetes.io/service-name>".
-inline constexpr std::string_view kSliceIndex = "service";
+// The index of the EndpointSlice informer by "namespace/<kubernetes.io/service-name>", shared
+// with the other controllers on the informer (common/slice_index.h).
+inline constexpr std::string_view kSliceIndex = kSliceByServiceIndex;
 
 class Controller final {
  public:

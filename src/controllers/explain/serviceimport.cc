@@ -26,8 +26,21 @@ std::string LabelOf(const model::ObjectMeta& meta, std::string_view key) {
   return it == meta.labels.end() ? std::string() : it->second;
 }
 
+// The import is not Ready here because this cluster serves none of its IP families (the agent
+// then writes neither a derived Service, so no spec.ips, nor slices).
+bool FamilyNotSupported(const ServiceImportExplanation& e) {
+  return e.ready.status == model::kConditionFalse &&
+         e.ready.reason == model::kReasonIPFamilyNotSupported;
+}
+
 // What a consumer can do without EndpointSlices: the VIP for ClusterSetIP, nothing for Headless.
 std::string Fallback(const ServiceImportExplanation& e) {
+  if (FamilyNotSupported(e)) {
+    return "nothing to route to in this cluster: export the Service with a family this cluster "
+           "has as well (e.g. ipFamilyPolicy: PreferDualStack in a dual-stack exporting cluster), "
+           "or, if this cluster does have the family, run its MCS agent with "
+           "--mcs-cluster-ip-families";
+  }
   if (e.type == model::kServiceImportHeadless) {
     return "a Headless import has no ClusterSetIP: without EndpointSlices a consumer has no "
            "backends to route to";
@@ -43,6 +56,11 @@ std::string Fallback(const ServiceImportExplanation& e) {
 
 // Why the agents keep no slices for this import, from their policy and the local export.
 std::string WhyAbsent(const ServiceImportInput& input, const ServiceImportExplanation& e) {
+  if (FamilyNotSupported(e)) {
+    return "the import is not Ready here (IPFamilyNotSupported): " +
+           (e.ready.message.empty() ? std::string("this cluster serves none of its IP families")
+                                    : e.ready.message);
+  }
   const std::string annotation = std::string(model::kAnnotationEndpointSliceSync);
   std::optional<std::string> local;
   if (input.service_export.has_value()) {
@@ -219,7 +237,7 @@ ServiceImportExplanation ExplainServiceImport(const ServiceImportInput& input) {
   if (si.status.clusters.empty()) {
     e.notes.push_back("status.clusters is empty: no cluster exports this Service right now");
   }
-  if (e.type == model::kServiceImportClusterSetIP && e.ips.empty()) {
+  if (e.type == model::kServiceImportClusterSetIP && e.ips.empty() && !FamilyNotSupported(e)) {
     e.notes.push_back("a ClusterSetIP import without spec.ips: its IPs are not allocated yet");
   }
   if (!e.exported_here) {

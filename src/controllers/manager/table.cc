@@ -188,6 +188,11 @@ ControllerDescriptor McsAgent() {
          .help = "mcs: which imports get MCS EndpointSlices: all, headless or annotated "
                  "(a ServiceExport's mcs.slicewright.io/endpointslice-sync overrides)",
          .target = &m.endpointslice_sync},
+        {.names = "--mcs-cluster-ip-families",
+         .help = "mcs: the IP families this cluster gives Services, primary first: IPv4, IPv6, "
+                 "IPv4,IPv6 or IPv6,IPv4 (default: learned from the API server, by a dry-run "
+                 "Service); an import of none of them is Ready=False IPFamilyNotSupported",
+         .target = &m.cluster_ip_families},
         {.names = "--mcs-lease-duration",
          .help = "mcs: this cluster's Lease in the broker; a member whose Lease is older is "
                  "expired and its endpoints leave every import (Go duration, whole seconds, >= 3s)",

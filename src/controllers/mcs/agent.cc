@@ -8,6 +8,8 @@
 #include <fmt/ranges.h>
 
 #include "slicewright/base/log.h"
+#include "slicewright/codec/json.h"
+#include "slicewright/mcs/cluster_families.h"
 #include "slicewright/mcs/conditions.h"
 #include "slicewright/mcs/export.h"
 #include "slicewright/mcs/identity.h"
@@ -16,6 +18,7 @@
 #include "slicewright/reconcile/planner.h"
 
 #include "controllers/common/apply_plan.h"
+#include "controllers/common/slice_index.h"
 #include "controllers/mcs/kinds.h"
 
 namespace slicewright::controllers::mcs {
@@ -31,9 +34,9 @@ constexpr std::string_view kAnnotationSlicesPublished =
 // The index of the broker's records by the service they export: "namespace/name".
 constexpr std::string_view kRecordsByService = "service";
 // This cluster's slices by kubernetes.io/service-name ("namespace/name": what an export
-// publishes) and by multicluster.kubernetes.io/service-name (what an import wrote); the broker's
-// slices by the service they carry ("namespace/name" from their labels).
-constexpr std::string_view kLocalByService = "mcs-service";
+// publishes) are the shared kSliceByServiceIndex (common/slice_index.h); by
+// multicluster.kubernetes.io/service-name (what an import wrote) this one. The broker's slices by
+// the service they carry ("namespace/name" from their labels).
 constexpr std::string_view kLocalByImport = "mcs-import";
 constexpr std::string_view kBrokerByService = "mcs-service";
 
@@ -102,6 +105,44 @@ std::vector<std::string> ClusterSetIps(const model::Service& derived,
   return ips;
 }
 
+// The IP families this cluster gives Services, asked of its API server (no flag given): a
+// dry-run create of a headless PreferDualStack Service in "default" gets every family the cluster
+// serves, primary first, and stores and allocates nothing. A server that refuses the probe (no
+// "default" namespace, no dry run, a policy) leaves them unknown, with a warning, as before this
+// existed; a transport failure fails the agent's creation like its other start-up reads.
+Result<std::vector<std::string>> LearnClusterIpFamilies(client::RestClient& client) {
+  const model::Service probe = ::slicewright::mcs::IpFamilyProbeService("default");
+  client::Request request;
+  request.method = "POST";
+  request.target = "/api/v1/namespaces/default/services?dryRun=All";
+  request.body = codec::EncodeService(probe);
+  request.content_type = "application/json";
+  SW_ASSIGN_OR_RETURN(client::Response response, client.transport().Do(request));
+  Status failure;
+  if (response.status >= 200 && response.status < 300) {
+    Result<model::Service> answered = codec::DecodeService(response.body);
+    if (answered.ok()) {
+      Result<std::vector<std::string>> families =
+          ::slicewright::mcs::ClusterIpFamiliesFromProbe(*answered);
+      if (families.ok()) return families;
+      failure = families.status();
+    } else {
+      failure = answered.status();
+    }
+  } else {
+    failure = codec::DecodeStatusResponse(response.body, response.status);
+    if (IsRetryable(failure)) {
+      return Status(failure.code(),
+                    "mcs agent: learning this cluster's IP families: " + failure.ToString());
+    }
+  }
+  SW_LOG(kWarning,
+         "mcs agent: cannot learn this cluster's IP families from its API server ({}); "
+         "IPFamilyNotSupported is not reported until --mcs-cluster-ip-families is given",
+         failure.ToString());
+  return std::vector<std::string>{};
+}
+
 }  // namespace
 
 Status ValidateOptions(const Options& options) {
@@ -115,6 +156,8 @@ Status ValidateOptions(const Options& options) {
   }
   SW_RETURN_IF_ERROR(
       ::slicewright::mcs::ParseEndpointSliceSyncPolicy(options.endpointslice_sync).status());
+  SW_RETURN_IF_ERROR(
+      ::slicewright::mcs::ParseClusterIpFamilies(options.cluster_ip_families).status());
   if (!options.cluster_id.empty()) {
     if (const Status valid = ::slicewright::mcs::ValidateClusterId(options.cluster_id);
         !valid.ok()) {
@@ -147,6 +190,13 @@ Result<std::unique_ptr<Agent>> Agent::Create(Options options, Deps deps) {
   }
   SW_ASSIGN_OR_RETURN(here.cluster_id,
                       ::slicewright::mcs::ResolveClusterId(listed, options.cluster_id));
+  SW_ASSIGN_OR_RETURN(here.ip_families,
+                      ::slicewright::mcs::ParseClusterIpFamilies(options.cluster_ip_families));
+  std::string_view families_from = "--mcs-cluster-ip-families";
+  if (here.ip_families.empty()) {
+    SW_ASSIGN_OR_RETURN(here.ip_families, LearnClusterIpFamilies(*deps.client));
+    families_from = here.ip_families.empty() ? "unknown: none filtered out" : "the API server";
+  }
 
   runtime::WorkQueueOptions export_queue;
   export_queue.name = "mcs_export";
@@ -198,9 +248,12 @@ Result<std::unique_ptr<Agent>> Agent::Create(Options options, Deps deps) {
     SW_LOG(kWarning, "mcs agent: {}; the Lease is taken once the broker answers",
            acquired.ToString());
   }
-  SW_LOG(kInfo, "mcs agent: cluster id {}, broker namespace {}, EndpointSlice policy {}",
+  SW_LOG(kInfo,
+         "mcs agent: cluster id {}, broker namespace {}, EndpointSlice policy {}, IP families "
+         "{} ({})",
          agent->here_.cluster_id, agent->options_.broker_namespace,
-         agent->options_.endpointslice_sync);
+         agent->options_.endpointslice_sync, fmt::join(agent->here_.ip_families, ","),
+         families_from);
   return agent;
 }
 
@@ -299,9 +352,7 @@ void Agent::RegisterHandlers() {
 
   // Slices: a Service's own slices change what its export publishes; the broker's slices what
   // every import holds; our imported slices changed by someone else are put back.
-  local_slices_.AddIndex(
-      std::string(kLocalByService),
-      cache::LabelValueIndex<cache::CompactEndpointSlice>(std::string(model::kLabelServiceName)));
+  AddSliceByServiceIndex(local_slices_);
   local_slices_.AddIndex(std::string(kLocalByImport),
                          cache::LabelValueIndex<cache::CompactEndpointSlice>(
                              std::string(model::kLabelMcsServiceName)));
@@ -380,10 +431,10 @@ void Agent::Start() {
   export_options.workers = options_.concurrent_syncs;
   export_options.max_retries = options_.max_retries;
   export_options.metrics = deps_.metrics;
+  runtime::ControllerOptions import_options = export_options;  // before export_options is moved
+  import_options.name = "mcs-import";
   exports_loop_->Start(std::move(export_options),
                        [this](const std::string& key) { return SyncExport(key); });
-  runtime::ControllerOptions import_options = export_options;
-  import_options.name = "mcs-import";
   imports_loop_->Start(std::move(import_options),
                        [this](const std::string& key) { return SyncImport(key); });
   EnqueueAll();
@@ -546,7 +597,7 @@ Status Agent::SyncBrokerSlices(const model::ServiceExportRecord& record) {
   const std::string key = record.spec.namespace_ + "/" + record.spec.name;
   // (1) read: the Service's own slices here, ours in the broker.
   std::vector<model::EndpointSlice> local;
-  local_slices_.store().ForEachByIndex(kLocalByService, key, [&local](const auto& slice) {
+  local_slices_.store().ForEachByIndex(kSliceByServiceIndex, key, [&local](const auto& slice) {
     if (!ManagedByMcs(slice->metadata)) local.push_back(slice->ToSlice());
   });
   std::vector<model::EndpointSlice> existing;
@@ -654,13 +705,17 @@ Status Agent::SyncImport(const std::string& key) {
   if (namespaces_.store().Get("", ns) == nullptr) return Status();
 
   const bool cluster_set_ip = aggregation->spec.type == model::kServiceImportClusterSetIP;
+  // An import none of whose families this cluster serves (Ready=False IPFamilyNotSupported) gets
+  // no derived Service, so no IPs: the API server would refuse a Service of those families.
+  const bool ready = aggregation->ready.status == model::kConditionTrue;
+  const bool derived_service = cluster_set_ip && ready;
   model::ServiceImport desired;
   desired.metadata.namespace_ = ns;
   desired.metadata.name = name;
   desired.metadata.labels = aggregation->labels;
   desired.metadata.annotations = aggregation->annotations;
   desired.spec = aggregation->spec;
-  if (cluster_set_ip) {
+  if (derived_service) {
     desired.metadata.annotations[std::string(model::kAnnotationDerivedService)] = derived_name;
     if (const auto derived = services_.store().Get(ns, derived_name)) {
       desired.spec.ips = ClusterSetIps(*derived, desired.spec.ip_families);
@@ -683,10 +738,11 @@ Status Agent::SyncImport(const std::string& key) {
     written = *current;
   }
 
-  if (cluster_set_ip) {
+  if (derived_service) {
     SW_RETURN_IF_ERROR(EnsureDerivedService(written));
   } else if (services_.store().Get(ns, derived_name) != nullptr) {
-    // Headless imports have no derived Service and no IPs (spec §6 C4).
+    // Headless imports have no derived Service and no IPs (spec §6 C4), nor have imports this
+    // cluster cannot serve.
     const Status deleted = service_client_.Delete(ns, derived_name);
     if (!deleted.ok() && !IsNotFound(deleted)) return deleted;
   }

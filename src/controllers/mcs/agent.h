@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "slicewright/base/clock.h"
 #include "slicewright/base/result.h"
@@ -62,6 +63,9 @@ class Agent final {
   void Stop();
 
   const std::string& cluster_id() const { return here_.cluster_id; }
+  // This cluster's IP families, primary first (--mcs-cluster-ip-families, else learned; empty:
+  // unknown).
+  const std::vector<std::string>& ip_families() const { return here_.ip_families; }
 
   // One sync of each side, for tests and the workers: `key` is "namespace/name".
   Status SyncExport(const std::string& key);

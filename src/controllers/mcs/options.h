@@ -15,7 +15,10 @@ struct Options {
   std::string broker_context;     // --broker-context
   std::string broker_namespace = std::string(model::kDefaultBrokerNamespace);  // --broker-namespace
   std::string endpointslice_sync = "all";  // --mcs-endpointslice-sync all|headless|annotated
-  int concurrent_syncs = 5;                // --mcs-concurrent-syncs
+  // The IP families this cluster gives Services, primary first ("IPv4", "IPv6", "IPv4,IPv6",
+  // "IPv6,IPv4"); "" learns them from the API server (a dry-run probe Service, agent.cc).
+  std::string cluster_ip_families;  // --mcs-cluster-ip-families
+  int concurrent_syncs = 5;         // --mcs-concurrent-syncs
   // This cluster's Lease in the broker (liveness.h); renewed every third of it.
   std::chrono::milliseconds lease_duration{30'000};  // --mcs-lease-duration
   int max_retries = 15;

@@ -86,9 +86,7 @@ Controller::Controller(Options options, Deps deps, std::unique_ptr<SyncLoop> loo
       // Mirroring has no placeholders: an Endpoints with no addresses desires no slice.
       metrics_cache_(reconcile::MetricsCache::Options{options_.max_endpoints_per_subset, false}),
       metrics_(std::move(metrics)) {
-  // A no-op when the EndpointSlice controller registered it on the shared informer already.
-  slices_.AddIndex(std::string(kSliceIndex), cache::LabelValueIndex<cache::CompactEndpointSlice>(
-                                                 std::string(model::kLabelServiceName)));
+  AddSliceByServiceIndex(slices_);
 }
 
 Controller::~Controller() { Stop(); }

@@ -23,6 +23,7 @@
 #include "slicewright/runtime/metrics.h"
 #include "slicewright/runtime/work_queue.h"
 
+#include "controllers/common/slice_index.h"
 #include "controllers/common/sync_loop.h"
 #include "controllers/mirroring/metrics.h"
 #include "controllers/mirroring/options.h"
@@ -39,9 +40,9 @@ struct Deps {
 
 // The event source component, as upstream's.
 inline constexpr std::string_view kComponent = "endpoint-slice-mirroring-controller";
-// The index of the EndpointSlice informer by "namespace/<kubernetes.io/service-name>": the same
-// name and function as the EndpointSlice controller's, so a shared informer carries it once.
-inline constexpr std::string_view kSliceIndex = "service";
+// The index of the EndpointSlice informer by "namespace/<kubernetes.io/service-name>", shared
+// with the other controllers on the informer (common/slice_index.h).
+inline constexpr std::string_view kSliceIndex = kSliceByServiceIndex;
 
 class Controller final {
  public:

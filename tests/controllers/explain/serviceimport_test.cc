@@ -160,6 +160,31 @@ TEST(ExplainServiceImportTest, AbsentUnderHeadlessPolicySaysToAnnotate) {
             "route to spec.ips (10.96.7.7) or the derived Service derived-abc123 instead");
 }
 
+// An import of no family this cluster serves: no ClusterSetIP and no slices, and the reason is the
+// family, not the sync policy.
+TEST(ExplainServiceImportTest, AbsentForAFamilyThisClusterLacksSaysSo) {
+  ServiceImportInput input;
+  input.service_import = Import(model::EndpointSliceObjects::kAbsent);
+  input.service_import.spec.ips.clear();
+  input.service_import.spec.ip_families = {"IPv6"};
+  input.service_import.metadata.annotations.clear();
+  model::Condition& ready = input.service_import.status.conditions.front();
+  ready.status = "False";
+  ready.reason = "IPFamilyNotSupported";
+  ready.message = "The service's IP families (IPv6) are not supported by cluster \"c\" (IPv4).";
+  input.endpointslice_sync = "all";
+  const ServiceImportExplanation e = ExplainServiceImport(input);
+  EXPECT_FALSE(e.endpointslices_routable);
+  EXPECT_TRUE(Contains(e.verdict,
+                       "not Ready here (IPFamilyNotSupported): The service's IP "
+                       "families (IPv6) are not supported"))
+      << e.verdict;
+  EXPECT_FALSE(Contains(e.verdict, "annotated")) << e.verdict;
+  EXPECT_TRUE(Contains(e.advice, "nothing to route to in this cluster")) << e.advice;
+  EXPECT_TRUE(Contains(e.advice, "--mcs-cluster-ip-families")) << e.advice;
+  EXPECT_FALSE(AnyNoteContains(e, "not allocated yet"));
+}
+
 TEST(ExplainServiceImportTest, AbsentUnderAnnotatedPolicyAndLocalFalse) {
   ServiceImportInput input;
   input.service_import = Import(model::EndpointSliceObjects::kAbsent);

@@ -52,9 +52,11 @@ TEST(ControllerTableTest, FlagsBindTheControllersOptions) {
     if (flag.names == "--endpoint-updates-batch-period") {
       *std::get<std::chrono::milliseconds*>(flag.target) = std::chrono::milliseconds(250);
     }
+    if (flag.names == "--mcs-cluster-ip-families") *std::get<std::string*>(flag.target) = "IPv6";
   }
   EXPECT_EQ(options.endpointslice.max_endpoints_per_slice, 7);
   EXPECT_EQ(options.endpoints.batch_period, std::chrono::milliseconds(250));
+  EXPECT_EQ(options.mcs.cluster_ip_families, "IPv6");
 }
 
 // (api group, resource, verb) triples.
