@@ -424,9 +424,9 @@ Result<ListPage<T>> DecodeListPage(std::string_view json, std::string_view item_
   return out;
 }
 
-// One watch event line: its type, and for ADDED, MODIFIED, DELETED and BOOKMARK its object decoded
-// by decode_object(element, "watch event", T&); for ERROR the metav1.Status it carries. Errors of
-// the frame itself are named "watch event".
+// One watch event line: its type, and for ADDED, MODIFIED and DELETED its object decoded by
+// decode_object(element, "watch event", T&); for BOOKMARK only the object's metadata; for ERROR
+// the metav1.Status it carries. Errors of the frame itself are named "watch event".
 template <typename T, typename DecodeObject>
 Result<WatchEvent<T>> DecodeWatchEventLine(std::string_view line, DecodeObject&& decode_object,
                                            SyntaxErrorOffset offset) {
@@ -455,6 +455,15 @@ Result<WatchEvent<T>> DecodeWatchEventLine(std::string_view line, DecodeObject&&
         }
         if (out.type == WatchEventType::kError) {
           out.error = ReadApiStatus(object);
+          return Status();
+        }
+        // A BOOKMARK's object is only kind, apiVersion and metadata.resourceVersion: a kind with
+        // required fields (the MCS export record) would refuse it as a whole object.
+        if (out.type == WatchEventType::kBookmark) {
+          simdjson::dom::element metadata;
+          if (object.at_key("metadata").get(metadata) != simdjson::SUCCESS) return Status();
+          Status meta = DecodeObjectMetaValue(metadata, out.object.metadata);
+          if (!meta.ok()) return AtKey(AtKey(std::move(meta), "metadata"), "object");
           return Status();
         }
         return decode_object(object, "watch event", out.object);

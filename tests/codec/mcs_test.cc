@@ -389,6 +389,13 @@ TEST(McsCodecTest, WatchEvents) {
       R"({"type":"BOOKMARK","object":{"kind":"ClusterProperty","metadata":{"resourceVersion":"9"}}})");
   ASSERT_TRUE(bookmark.ok()) << bookmark.status().ToString();
   EXPECT_EQ(bookmark->object.metadata.resource_version, "9");
+  // The export record's spec is required, but a bookmark carries only metadata.
+  const Result<WatchEvent<model::ServiceExportRecord>> record_bookmark =
+      DecodeServiceExportRecordWatchEvent(
+          R"({"type":"BOOKMARK","object":{"kind":"ServiceExportRecord","metadata":{"resourceVersion":"12"}}})");
+  ASSERT_TRUE(record_bookmark.ok()) << record_bookmark.status().ToString();
+  EXPECT_EQ(record_bookmark->type, WatchEventType::kBookmark);
+  EXPECT_EQ(record_bookmark->object.metadata.resource_version, "12");
   EXPECT_EQ(DecodeClusterPropertyWatchEvent(R"({"type":"ADDED"})").status().ToString(),
             "watch event: .object: expected object");
 }
