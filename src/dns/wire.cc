@@ -173,6 +173,33 @@ std::vector<std::uint8_t> Build(const Query& query, const Answer& answer, bool w
   return ToWire(pkt.get());
 }
 
+// A lower bound of the wire size of `records` (every owner and target compressed to a pointer):
+// when even that does not fit, encoding the records at all is wasted work.
+std::size_t MinBytes(const std::vector<Record>& records) {
+  constexpr std::size_t kFixed = 2 + 10;  // a pointer, type, class, TTL, rdata length
+  std::size_t total = 0;
+  for (const Record& record : records) {
+    switch (record.type) {
+      case RecordType::kA:
+        total += kFixed + 4;
+        break;
+      case RecordType::kAAAA:
+        total += kFixed + 16;
+        break;
+      case RecordType::kSRV:
+        total += kFixed + 6 + 2;
+        break;
+      case RecordType::kTXT:
+        total += kFixed + 1 + record.text.size();
+        break;
+      default:
+        total += kFixed;
+        break;
+    }
+  }
+  return total;
+}
+
 }  // namespace
 
 Decoded DecodeQuery(std::span<const std::uint8_t> packet) {
@@ -225,11 +252,16 @@ std::vector<std::uint8_t> EncodeResponse(const Query& query, const Answer& answe
     badvers.rcode = Rcode::kBadVers;
     return Build(query, badvers, true, true, udp_payload);
   }
+  if (kHeaderBytes + MinBytes(answer.answer) + MinBytes(answer.authority) > max_size) {
+    return Build(query, answer, false, false, udp_payload);  // cannot fit: TC at once
+  }
   std::vector<std::uint8_t> wire = Build(query, answer, true, true, udp_payload);
   if (wire.size() <= max_size) return wire;
   // The additional section is optional (RFC 2181 §9): drop it before truncating.
-  wire = Build(query, answer, true, false, udp_payload);
-  if (wire.size() <= max_size) return wire;
+  if (!answer.additional.empty()) {
+    wire = Build(query, answer, true, false, udp_payload);
+    if (wire.size() <= max_size) return wire;
+  }
   return Build(query, answer, false, false, udp_payload);
 }
 

@@ -175,6 +175,7 @@ void Zone::Put(std::shared_ptr<const ServiceView> view) {
   auto [it, inserted] = services_.insert_or_assign(std::move(key), nullptr);
   it->second = std::move(view);
   if (inserted) ++namespaces_[it->second->namespace_];
+  generation_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 void Zone::Remove(std::string_view namespace_, std::string_view name) {
@@ -185,6 +186,7 @@ void Zone::Remove(std::string_view namespace_, std::string_view name) {
   services_.erase(it);
   auto ns = namespaces_.find(namespace_);
   if (ns != namespaces_.end() && --ns->second <= 0) namespaces_.erase(ns);
+  generation_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 std::shared_ptr<const ServiceView> Zone::Find(std::string_view namespace_,

@@ -4,6 +4,7 @@
 // reentrant; Zone is thread-safe (readers get immutable snapshots of one service at a time).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -133,8 +134,12 @@ class Zone final {
   bool HasNamespace(std::string_view namespace_) const;
   bool Empty() const;
   std::size_t size() const;
+  // Changes with every Put() and Remove(): an answer computed at one generation is current while
+  // the generation is the same (the responder's cache relies on it).
+  std::uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
 
  private:
+  std::atomic<std::uint64_t> generation_{0};
   mutable Mutex mu_;
   // "namespace/name" -> view; namespace -> how many services it holds.
   std::map<std::string, std::shared_ptr<const ServiceView>, std::less<>> services_

@@ -216,5 +216,44 @@ TEST_F(WireTest, HostilePackets) {
   EXPECT_EQ(good.answer.answer.size(), 1U);
 }
 
+// The responder's cache: a repeated question is answered from it with the asker's id, RD bit and
+// case; a zone change (a new generation) is never answered from an older entry.
+TEST_F(WireTest, CachedResponsesFollowTheZone) {
+  auto zone = std::make_shared<Zone>();
+  model::ServiceImport web;
+  web.metadata.namespace_ = "ns";
+  web.metadata.name = "web";
+  web.spec.type = "ClusterSetIP";
+  web.spec.ips = {"10.96.0.10"};
+  const auto live = [](std::string_view) { return true; };
+  zone->Put(std::make_shared<const ServiceView>(BuildServiceView(web, {}, live, {})));
+  Responder responder(zone, ResponderOptions{});
+  const auto ask = [&responder](std::uint16_t id, const std::string& name, bool rd) {
+    std::vector<std::uint8_t> query = EncodeQuery(id, name, kA, 1232);
+    if (!rd) query[2] &= 0xFE;
+    const std::vector<std::uint8_t> response = responder.Respond(query, false);
+    Result<DecodedResponse> decoded = DecodeResponse(response);
+    EXPECT_TRUE(decoded.ok());
+    EXPECT_EQ(response.size() > 2 && (response[2] & 0x01) != 0, rd);
+    return decoded.ok() ? *decoded : DecodedResponse{};
+  };
+  ask(1, "web.ns.svc.clusterset.local", true);
+  const DecodedResponse second = ask(2, "WEB.NS.svc.clusterset.local", false);
+  EXPECT_EQ(responder.Stats().hits, 1U);
+  EXPECT_EQ(second.id, 2);
+  ASSERT_EQ(second.answer.answer.size(), 1U);
+  EXPECT_EQ(second.answer.answer[0].name, "WEB.NS.svc.clusterset.local");
+  EXPECT_EQ(net::FormatIp(second.answer.answer[0].address), "10.96.0.10");
+  web.spec.ips = {"10.96.0.99"};
+  zone->Put(std::make_shared<const ServiceView>(BuildServiceView(web, {}, live, {})));
+  const DecodedResponse third = ask(4, "web.ns.svc.clusterset.local", true);
+  ASSERT_EQ(third.answer.answer.size(), 1U);
+  EXPECT_EQ(net::FormatIp(third.answer.answer[0].address), "10.96.0.99");
+  zone->Remove("ns", "web");
+  EXPECT_EQ(ask(5, "web.ns.svc.clusterset.local", true).answer.rcode, Rcode::kNxDomain);
+  // Hostile input never reaches the cache.
+  EXPECT_EQ(responder.Respond(std::vector<std::uint8_t>{1, 2, 3}, false).size(), 0U);
+}
+
 }  // namespace
 }  // namespace slicewright::dns

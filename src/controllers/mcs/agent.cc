@@ -373,12 +373,11 @@ Status Agent::StartDns() {
   server_options.address = options_.dns_address;
   dns::ResponderOptions responder;
   responder.zone = zone_options;
-  std::shared_ptr<const dns::Zone> zone = dns_feed_->zone();
-  Result<std::unique_ptr<dns::Server>> server =
-      dns::Server::Create(std::move(server_options),
-                          [zone, responder](std::span<const std::uint8_t> message, bool tcp) {
-                            return dns::Respond(*zone, message, tcp, responder);
-                          });
+  auto respond = std::make_shared<dns::Responder>(dns_feed_->zone(), responder);
+  Result<std::unique_ptr<dns::Server>> server = dns::Server::Create(
+      std::move(server_options), [respond](std::span<const std::uint8_t> message, bool tcp) {
+        return respond->Respond(message, tcp);
+      });
   if (!server.ok()) {
     return Status(server.status().code(), "--mcs-dns-address: " + server.status().ToString());
   }
