@@ -366,6 +366,15 @@ std::string RenderRecord(const Record& record) {
   }
 }
 
+}  // namespace
+
+std::string RecordText(const Record& record) {
+  const std::string line = RenderRecord(record);
+  return line.substr(std::min(line.size(), record.name.size() + 1));
+}
+
+namespace {
+
 std::string_view RcodeName(Rcode rcode) {
   switch (rcode) {
     case Rcode::kNoError:

@@ -162,6 +162,10 @@ Record ZoneSoa(const ZoneOptions& options);
 Answer Resolve(const Zone& zone, std::string_view qname, std::uint16_t qtype,
                const ZoneOptions& options);
 
+// One record's type and data as text: "A 10.0.0.1", "SRV 0 100 42 web.ns.svc.clusterset.local",
+// "TXT \"1.0.0\"".
+std::string RecordText(const Record& record);
+
 // The text form of an answer, one record a line ("NXDOMAIN", "A 10.0.0.1", "SRV 0 100 42
 // web.ns.svc.clusterset.local", ...), sorted within each section: for tests and `explain`.
 std::string Render(const Answer& answer);

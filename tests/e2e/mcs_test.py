@@ -701,6 +701,11 @@ def check_example(kubectl, binary, kubeconfig):
                                                                answer.get("derivedService")),
               (si["spec"]["ips"], si["metadata"].get("annotations", {}).get(
                   "multicluster.kubernetes.io/derived-service")))
+    dns_names = {n["name"]: n["records"] for n in answer.get("dns", [])}
+    checks.eq("explain: the clusterset.local name and its A/AAAA records now (issue #24)",
+              sorted(r for r in dns_names.get("web.mcs-demo.svc.clusterset.local", [])
+                     if r.split()[0] in ("A", "AAAA")),
+              sorted(("AAAA " if ":" in ip else "A ") + ip for ip in si["spec"]["ips"]))
     checks.eq("explain: both source clusters, live",
               [(c["cluster"], c["listed"]) for c in answer.get("clusters", [])],
               [("cluster-1", True), ("cluster-2", True)])
