@@ -1,7 +1,7 @@
-// libFuzzer target for the clusterset.local query decoder and the responder behind it: no input
-// may crash them; a response, when there is one, decodes, echoes the query's id, and fits the
-// size of its transport. Single-threaded. Built by fuzz/CMakeLists.txt; CI runs it on
-// fuzz/corpus/dns_query (.ci/run).
+// libFuzzer target for the clusterset.local query decoder and the responder behind it (uncached,
+// and through the Responder's cache, each over UDP and TCP): no input may crash them; a response,
+// when there is one, decodes, echoes the query's id, and fits the size of its transport.
+// Single-threaded. Built by fuzz/CMakeLists.txt; CI runs it on fuzz/corpus/dns_query (.ci/run).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -52,11 +52,20 @@ const slicewright::dns::Zone& FuzzZone() {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  // The agent's path: the Responder and its cache of encoded answers (a hit rewrites the id,
+  // flags and question name of a cached packet in place).
+  static slicewright::dns::Responder responder(
+      std::shared_ptr<const slicewright::dns::Zone>(&FuzzZone(),
+                                                    [](const slicewright::dns::Zone*) {}),
+      slicewright::dns::ResponderOptions{});
   const std::span<const std::uint8_t> packet(data, size);
   static_cast<void>(slicewright::dns::DecodeQuery(packet));
-  for (const bool tcp : {false, true}) {
+  for (int round = 0; round < 4; ++round) {
+    const bool tcp = round % 2 == 1;
     const std::vector<std::uint8_t> response =
-        slicewright::dns::Respond(FuzzZone(), packet, tcp, slicewright::dns::ResponderOptions{});
+        round < 2 ? slicewright::dns::Respond(FuzzZone(), packet, tcp,
+                                              slicewright::dns::ResponderOptions{})
+                  : responder.Respond(packet, tcp);
     if (response.empty()) continue;
     if (size < 2 || response.size() > (tcp ? 65535U : 1232U)) std::abort();
     slicewright::Result<slicewright::dns::DecodedResponse> decoded =
