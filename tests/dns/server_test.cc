@@ -2,11 +2,13 @@
 // transports, pipelined TCP queries, garbage on both followed by right answers, a bad address.
 #include "dns/server.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <arpa/inet.h>
@@ -101,6 +103,15 @@ class TcpClient {
   bool connected_ = false;
 };
 
+// The first A record's address of a response, or what went wrong.
+std::string FirstAOf(const std::optional<std::vector<std::uint8_t>>& response) {
+  if (!response.has_value()) return "no response";
+  Result<DecodedResponse> decoded = DecodeResponse(*response);
+  if (!decoded.ok()) return decoded.status().ToString();
+  if (decoded->answer.answer.empty()) return "no answer";
+  return net::FormatIp(decoded->answer.answer[0].address);
+}
+
 class ServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -125,11 +136,7 @@ class ServerTest : public ::testing::Test {
   }
 
   static std::string FirstA(const std::optional<std::vector<std::uint8_t>>& response) {
-    if (!response.has_value()) return "no response";
-    Result<DecodedResponse> decoded = DecodeResponse(*response);
-    if (!decoded.ok()) return decoded.status().ToString();
-    if (decoded->answer.answer.empty()) return "no answer";
-    return net::FormatIp(decoded->answer.answer[0].address);
+    return FirstAOf(response);
   }
 
   std::shared_ptr<Zone> zone_ = std::make_shared<Zone>();
@@ -212,6 +219,66 @@ TEST_F(ServerTest, StopsServing) {
   server_->Stop();
   server_->Stop();
   EXPECT_FALSE(Udp(port, EncodeQuery(4, "web.ns.svc.clusterset.local", kA, 0)).has_value());
+}
+
+// Two I/O threads answer UDP and TCP clients through the Responder's cache while the zone's view
+// of the service is replaced again and again: every answer is one of the views' addresses (the
+// tsan build runs this test for data races).
+TEST(ServerConcurrencyTest, ConcurrentQueriesWhileTheZoneChanges) {
+  auto zone = std::make_shared<Zone>();
+  model::ServiceImport web;
+  web.metadata.namespace_ = "ns";
+  web.metadata.name = "web";
+  web.spec.type = "ClusterSetIP";
+  const auto live = [](std::string_view) { return true; };
+  const auto put = [&](int i) {
+    web.spec.ips = {i % 2 == 0 ? "10.96.0.10" : "10.96.0.11"};
+    zone->Put(std::make_shared<const ServiceView>(BuildServiceView(web, {}, live, {})));
+  };
+  put(0);
+  auto responder = std::make_shared<Responder>(zone, ResponderOptions{});
+  ServerOptions options;
+  options.address = "127.0.0.1:0";
+  options.io_threads = 2;
+  Result<std::unique_ptr<Server>> server =
+      Server::Create(options, [responder](std::span<const std::uint8_t> message, bool tcp) {
+        return responder->Respond(message, tcp);
+      });
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  ASSERT_TRUE((*server)->Start().ok());
+  const std::uint16_t port = (*server)->port();
+  std::atomic<int> wrong{0};
+  std::atomic<int> answered{0};
+  const auto check = [&](const std::optional<std::vector<std::uint8_t>>& response) {
+    const std::string ip = FirstAOf(response);
+    if (ip == "10.96.0.10" || ip == "10.96.0.11") {
+      answered.fetch_add(1);
+    } else {
+      wrong.fetch_add(1);
+    }
+  };
+  std::thread writer([&] {
+    for (int i = 1; i <= 300; ++i) put(i);
+  });
+  std::thread udp_client([&] {
+    for (int i = 0; i < 200; ++i) {
+      check(Udp(port, EncodeQuery(static_cast<std::uint16_t>(i), "web.ns.svc.clusterset.local", kA,
+                                  1232)));
+    }
+  });
+  std::thread tcp_client([&] {
+    TcpClient tcp(port);
+    for (int i = 0; i < 200; ++i) {
+      tcp.Send(EncodeQuery(static_cast<std::uint16_t>(i), "WEB.ns.svc.clusterset.local", kA, 0));
+      check(tcp.Receive());
+    }
+  });
+  writer.join();
+  udp_client.join();
+  tcp_client.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(answered.load(), 400);
+  (*server)->Stop();
 }
 
 }  // namespace
