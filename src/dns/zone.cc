@@ -50,6 +50,14 @@ std::string DashedIp(const net::IpAddress& address) {
   return text;
 }
 
+// "a.b", built in one allocation.
+std::string Dotted(std::string_view a, std::string_view b) {
+  std::string out;
+  out.reserve(a.size() + 1 + b.size());
+  out.append(a).append(".").append(b);
+  return out;
+}
+
 Record AddressRecord(std::string name, const net::IpAddress& address, std::uint32_t ttl) {
   Record record;
   record.name = std::move(name);
@@ -123,7 +131,7 @@ ServiceView BuildServiceView(const model::ServiceImport& service_import,
       bare.push_back(SrvRecord(service_name, number, service_name, ttl));
       const std::string prefix = PortPrefix(port.name, port.protocol);
       if (prefix.empty()) continue;
-      const std::string owner = prefix + "." + service_name;
+      const std::string owner = Dotted(prefix, service_name);
       if (!FitsDns(owner)) continue;
       view.names[prefix].push_back(SrvRecord(owner, number, service_name, ttl));
     }
@@ -147,8 +155,8 @@ ServiceView BuildServiceView(const model::ServiceImport& service_import,
         view.names[""].push_back(AddressRecord(service_name, *address, ttl));
         const std::string host =
             endpoint.hostname.has_value() ? Lower(*endpoint.hostname) : DashedIp(*address);
-        const std::string prefix = host + "." + cluster;
-        const std::string target = prefix + "." + service_name;
+        const std::string prefix = Dotted(host, cluster);
+        const std::string target = Dotted(prefix, service_name);
         if (!FitsDns(target) || host.find('.') != std::string::npos) continue;
         view.names[prefix].push_back(AddressRecord(target, *address, ttl));
         for (const model::EndpointPort& port : slice.ports) {
@@ -158,7 +166,7 @@ ServiceView BuildServiceView(const model::ServiceImport& service_import,
           const std::string port_prefix =
               PortPrefix(port.name.value_or(""), port.protocol.value_or("TCP"));
           if (port_prefix.empty()) continue;
-          const std::string owner = port_prefix + "." + service_name;
+          const std::string owner = Dotted(port_prefix, service_name);
           if (!FitsDns(owner)) continue;
           view.names[port_prefix].push_back(SrvRecord(owner, number, target, ttl));
         }
@@ -403,6 +411,7 @@ std::string Render(const Answer& answer) {
   out += "\n";
   const auto section = [&out](std::string_view title, const std::vector<Record>& records) {
     std::vector<std::string> lines;
+    lines.reserve(records.size());
     for (const Record& record : records) lines.push_back(RenderRecord(record));
     std::sort(lines.begin(), lines.end());
     for (const std::string& line : lines) out += fmt::format("{}: {}\n", title, line);

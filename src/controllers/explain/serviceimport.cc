@@ -219,7 +219,7 @@ void AddDnsNames(const ServiceImportInput& input, ServiceImportExplanation& e) {
       fmt::format("{}.{}.svc.{}", si.metadata.name, si.metadata.namespace_, dns::kZoneName);
   for (const auto& [prefix, records] : view.names) {
     ServiceImportExplanation::DnsName name;
-    name.name = prefix.empty() ? service_name : prefix + "." + service_name;
+    name.name = prefix.empty() ? service_name : fmt::format("{}.{}", prefix, service_name);
     for (const dns::Record& record : records) name.records.push_back(dns::RecordText(record));
     e.dns.push_back(std::move(name));
   }
