@@ -66,20 +66,27 @@ Result<std::unique_ptr<ZoneFeed>> ZoneFeed::Create(ZoneOptions options, FeedDeps
   imports.on_delete = [rebuild](const auto& i, bool) { rebuild(cache::KeyOf(*i)); };
   core->deps.imports->AddEventHandler(std::move(imports));
 
-  const auto slice_changed = [rebuild](const model::ObjectMeta& meta) {
+  // The import an MCS slice belongs to ("namespace/name"), "" for any other slice.
+  const auto import_of = [](const model::ObjectMeta& meta) -> std::string {
     const auto service = meta.labels.find(model::kLabelMcsServiceName);
     const auto managed = meta.labels.find(model::kLabelManagedBy);
     if (service == meta.labels.end() || managed == meta.labels.end() ||
         managed->second != model::kManagedByMcs) {
-      return;
+      return {};
     }
-    rebuild(meta.namespace_ + "/" + service->second);
+    return meta.namespace_ + "/" + service->second;
+  };
+  const auto slice_changed = [rebuild, import_of](const model::ObjectMeta& meta) {
+    if (const std::string key = import_of(meta); !key.empty()) rebuild(key);
   };
   cache::EventHandler<cache::CompactEndpointSlice> slices;
   slices.on_add = [slice_changed](const auto& s, bool) { slice_changed(s->metadata); };
-  slices.on_update = [slice_changed](const auto& old_slice, const auto& s) {
-    slice_changed(old_slice->metadata);
+  slices.on_update = [slice_changed, import_of](const auto& old_slice, const auto& s) {
     slice_changed(s->metadata);
+    // A slice relabelled away from an import (the agent never does it) changes that one too.
+    if (import_of(old_slice->metadata) != import_of(s->metadata)) {
+      slice_changed(old_slice->metadata);
+    }
   };
   slices.on_delete = [slice_changed](const auto& s, bool) { slice_changed(s->metadata); };
   core->deps.slices->AddEventHandler(std::move(slices));

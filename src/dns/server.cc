@@ -307,6 +307,8 @@ void Server::Impl::Accept() {
   });
 }
 
+Status CheckAddress(const std::string& address) { return ParseAddress(address).status(); }
+
 Result<std::unique_ptr<Server>> Server::Create(ServerOptions options, Handler handler) {
   if (handler == nullptr) return Status(StatusCode::kInvalid, "dns: a handler is required");
   if (options.io_threads < 1 || options.io_threads > 64) {

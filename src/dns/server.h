@@ -32,6 +32,9 @@ struct ServerStats {
   std::uint64_t dropped = 0;  // handler returned nothing
 };
 
+// Checks `address` as ServerOptions::address takes it, without binding: kInvalid naming it.
+Status CheckAddress(const std::string& address);
+
 class Server final {
  public:
   // The response to one message (without TCP's length prefix), `tcp` telling the transport; an

@@ -568,6 +568,14 @@ def check_bad_input(kubectl, binary, kubeconfig, process):
     checks.check("an unknown --mcs-endpointslice-sync: exit 1 naming the flag",
                  result.returncode == 1 and "--mcs-endpointslice-sync" in result.stderr,
                  result.returncode, result.stderr[-2000:])
+    result = subprocess.run(
+        [binary, "controller-manager", "--kubeconfig", kubeconfig, "--context", "cluster-1",
+         "--controllers", "mcs", "--mcs-dns-address", "no-port-here", "--broker-kubeconfig",
+         kubeconfig, "--broker-context", "broker", "--port", "-1"],
+        capture_output=True, text=True, timeout=30)
+    checks.check("a bad --mcs-dns-address: exit 1 naming the flag (issue #24)",
+                 result.returncode == 1 and "--mcs-dns-address" in result.stderr,
+                 result.returncode, result.stderr[-2000:])
 
 
 def main():

@@ -117,6 +117,11 @@ Status ValidateOptions(const Options& options) {
   SW_RETURN_IF_ERROR(
       ::slicewright::mcs::ParseEndpointSliceSyncPolicy(options.endpointslice_sync).status());
   SW_RETURN_IF_ERROR(CheckFlagRange("--mcs-dns-ttl", options.dns_ttl, 0, 3600));
+  if (!options.dns_address.empty()) {
+    if (const Status address = dns::CheckAddress(options.dns_address); !address.ok()) {
+      return Status(StatusCode::kInvalid, "--mcs-dns-address: " + address.ToString());
+    }
+  }
   if (!options.cluster_id.empty()) {
     if (const Status valid = ::slicewright::mcs::ValidateClusterId(options.cluster_id);
         !valid.ok()) {
