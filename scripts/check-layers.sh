@@ -4,13 +4,14 @@
 # include; prints one OK line otherwise. Needs only bash, find, sort and awk.
 #
 # Layers, lowest first (a file may include its own layer or a lower one):
-#   base < net < model < labels < reconcile | mcs < codec < client < cache < runtime
+#   base < net < model < labels < reconcile | mcs < codec < client < cache < runtime | dns
 #        < apiserver | controllers < cli
 # model, labels and net are siblings above base; of them net includes only base, model may include
 # net, and labels may include model (and net). apiserver and controllers never include each other.
 # reconcile never includes codec (already implied by the order; named in the message). mcs (the
 # Multi-Cluster Services aggregation, pure like reconcile) sits at reconcile's rank: the two are
-# siblings, and neither includes codec.
+# siblings, and neither includes codec. dns (the clusterset.local responder) sits at runtime's
+# rank: it reads the caches, and the MCS agent (controllers) runs it.
 #
 # What counts as an include of layer X:
 #   "slicewright/X/..." or <slicewright/X/...>   a public header (include/slicewright/X/)
@@ -44,10 +45,10 @@ fi
 # The first input is the list of files under src/ (to recognise private includes); then the sources.
 awk '
 BEGIN {
-  n = split("base net model labels reconcile mcs codec client cache runtime apiserver controllers cli", names, " ")
+  n = split("base net model labels reconcile mcs codec client cache runtime dns apiserver controllers cli", names, " ")
   for (i = 1; i <= n; i++) known[names[i]] = 1
   rank["base"] = 0; rank["net"] = 1; rank["model"] = 2; rank["labels"] = 3; rank["reconcile"] = 4; rank["mcs"] = 4
-  rank["codec"] = 5; rank["client"] = 6; rank["cache"] = 7; rank["runtime"] = 8
+  rank["codec"] = 5; rank["client"] = 6; rank["cache"] = 7; rank["runtime"] = 8; rank["dns"] = 8
   rank["apiserver"] = 9; rank["controllers"] = 9; rank["cli"] = 10
 
   # Third-party headers: include-path prefix -> layers whose src/ files may include it. Public
@@ -57,12 +58,15 @@ BEGIN {
   lib_prefix[3] = "yaml-cpp/";     lib_name[3] = "yaml-cpp";   lib_where[3] = "codec"
   # runtime: the HTTP endpoint serving /metrics and the probes (http_endpoint.cc).
   lib_prefix[4] = "boost/beast";   lib_name[4] = "Beast";      lib_where[4] = "client runtime apiserver"
-  lib_prefix[5] = "boost/asio";    lib_name[5] = "Boost.Asio"; lib_where[5] = "client runtime apiserver"
+  # dns: the UDP and TCP server of the clusterset.local responder (server.cc).
+  lib_prefix[5] = "boost/asio";    lib_name[5] = "Boost.Asio"; lib_where[5] = "client runtime apiserver dns"
   # mcs: SHA-256 (the EVP interface of libcrypto) for the derived Service name, spec section 11.
   lib_prefix[6] = "openssl/";      lib_name[6] = "OpenSSL";    lib_where[6] = "client apiserver mcs"
   lib_prefix[7] = "sqlite3";       lib_name[7] = "SQLite";     lib_where[7] = "apiserver"
   lib_prefix[8] = "CLI/";          lib_name[8] = "CLI11";      lib_where[8] = "cli"
-  nlibs = 8
+  # dns: the DNS wire format, behind the one adapter src/dns/wire.cc.
+  lib_prefix[9] = "ldns/";         lib_name[9] = "libldns";    lib_where[9] = "dns"
+  nlibs = 9
   errors = 0
 }
 
@@ -80,7 +84,7 @@ FNR == 1 {
     layer = (nparts >= 3) ? parts[2] : ""
   }
   if (!(layer in known)) {
-    printf "%s: not in a layer folder (include/slicewright/<layer>/ or src/<layer>/, layers: base net model labels reconcile mcs codec client cache runtime apiserver controllers cli)\n", file
+    printf "%s: not in a layer folder (include/slicewright/<layer>/ or src/<layer>/, layers: base net model labels reconcile mcs codec client cache runtime dns apiserver controllers cli)\n", file
     errors++
     layer = ""
   }

@@ -9,10 +9,14 @@
 #include <utility>
 #include <vector>
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "slicewright/base/duration.h"
 #include "slicewright/base/log.h"
@@ -37,20 +41,53 @@ std::pair<std::string, std::string> PodCidrs(int index) {
       index == 0 ? std::string("fd00:10:244::/64") : fmt::format("fd00:10:244:{:x}::/64", index)};
 }
 
-// DIR/dev.json: where each cluster and the broker listen, for scripts and tests.
+// `count` loopback ports, each free for both UDP and TCP when chosen (the members' clusterset.local
+// DNS, spec §9): every socket is held until all are chosen, so no two are the same. Empty when
+// the system has none to give.
+std::vector<int> FreeLoopbackPorts(int count) {
+  std::vector<int> ports;
+  std::vector<int> held;
+  for (int tries = 0; static_cast<int>(ports.size()) < count && tries < 100 * count; ++tries) {
+    const int tcp = socket(AF_INET, SOCK_STREAM, 0);
+    const int udp = socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(address);
+    // The sockets API takes the IPv4 address through its generic type.
+    auto* generic = reinterpret_cast<sockaddr*>(&address);  // NOLINT
+    if (tcp >= 0 && udp >= 0 && bind(tcp, generic, sizeof(address)) == 0 &&
+        getsockname(tcp, generic, &length) == 0 && bind(udp, generic, sizeof(address)) == 0) {
+      ports.push_back(ntohs(address.sin_port));
+    }
+    held.push_back(tcp);
+    held.push_back(udp);
+  }
+  for (const int fd : held) {
+    if (fd >= 0) close(fd);
+  }
+  if (static_cast<int>(ports.size()) < count) ports.clear();
+  return ports;
+}
+
+// DIR/dev.json: where each cluster and the broker listen (and each member's clusterset.local DNS
+// answers: `dns`), for scripts and tests.
 Status WriteDevJson(const std::string& path,
-                    const std::vector<std::unique_ptr<DevCluster>>& members, DevCluster* broker) {
+                    const std::vector<std::unique_ptr<DevCluster>>& members,
+                    const std::vector<std::string>& dns, DevCluster* broker) {
   const auto entry = [](DevCluster& cluster) {
-    return fmt::format("{{\"name\": {0}, \"context\": {0}, \"server\": {1}}}",
+    return fmt::format("{{\"name\": {0}, \"context\": {0}, \"server\": {1}",
                        codec::QuoteJsonString(cluster.name()),
                        codec::QuoteJsonString(cluster.server().url()));
   };
   std::string json = "{\"clusters\": [";
   for (std::size_t i = 0; i < members.size(); ++i) {
     json += (i == 0 ? "\n    " : ",\n    ") + entry(*members[i]);
+    if (i < dns.size()) json += ", \"dns\": " + codec::QuoteJsonString(dns[i]);
+    json += "}";
   }
   json += "\n  ]";
-  if (broker != nullptr) json += ",\n  \"broker\": " + entry(*broker);
+  if (broker != nullptr) json += ",\n  \"broker\": " + entry(*broker) + "}";
   json += "\n}\n";
   const std::string temporary = path + ".tmp";
   {
@@ -147,6 +184,17 @@ int RunDevCommand(const DevCommandOptions& options, std::ostream& out, std::ostr
     }
     broker = std::move(started).value();
   }
+  // Each member's MCS agent answers clusterset.local on its own loopback port (dev.json "dns").
+  std::vector<std::string> dns;
+  if (multi_cluster) {
+    for (const int port : FreeLoopbackPorts(options.clusters)) {
+      dns.push_back(fmt::format("127.0.0.1:{}", port));
+    }
+    if (static_cast<int>(dns.size()) != options.clusters) {
+      err << "slicewright dev: no free loopback ports for the clusters' DNS\n";
+      return 1;
+    }
+  }
   std::vector<std::unique_ptr<DevCluster>> members;
   for (int i = 0; i < options.clusters; ++i) {
     DevClusterOptions member;
@@ -161,6 +209,7 @@ int RunDevCommand(const DevCommandOptions& options, std::ostream& out, std::ostr
       // Every member runs the MCS agent against the broker; its id is its ClusterProperty.
       member.manager.controllers = {"*", "mcs"};
       member.manager.mcs.cluster_id = member.name;
+      member.manager.mcs.dns_address = dns[static_cast<std::size_t>(i)];
     }
     Result<std::unique_ptr<DevCluster>> started = DevCluster::Start(std::move(member));
     if (!started.ok()) {
@@ -184,7 +233,8 @@ int RunDevCommand(const DevCommandOptions& options, std::ostream& out, std::ostr
     return 1;
   }
   if (multi_cluster) {
-    if (const Status written = WriteDevJson(options.data_dir + "/dev.json", members, broker.get());
+    if (const Status written =
+            WriteDevJson(options.data_dir + "/dev.json", members, dns, broker.get());
         !written.ok()) {
       err << "slicewright dev: " << written.ToString() << "\n";
       return 1;
@@ -203,8 +253,9 @@ int RunDevCommand(const DevCommandOptions& options, std::ostream& out, std::ostr
   if (multi_cluster) {
     out << "slicewright dev: " << options.clusters << " clusters and a broker, " << options.nodes
         << " simulated nodes each, controllers running:\n";
-    for (const auto& member : members) {
-      out << "  " << member->name() << ": " << member->server().url() << "\n";
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      out << "  " << members[i]->name() << ": " << members[i]->server().url()
+          << " (clusterset.local DNS on " << dns[i] << ")\n";
     }
     out << "  broker: " << broker->server().url() << "\n"
         << "slicewright dev: kubeconfig (contexts cluster-1.." << options.clusters

@@ -252,7 +252,8 @@ class Member:
         self.agent = Process(
             [self.binary, "controller-manager", "--kubeconfig", self.kubeconfig,
              "--controllers=*,mcs", "--cluster-id", self.name, "--broker-kubeconfig",
-             self.broker_kubeconfig, "--mcs-lease-duration", "%ds" % LEASE, "--leader-elect=false", "--port", "-1"],
+             self.broker_kubeconfig, "--mcs-lease-duration", "%ds" % LEASE, "--leader-elect=false", "--port", "-1",
+             "--mcs-dns-address", "127.0.0.1:0"],
             os.path.join(self.root, "%s-agent-%d.log" % (self.name, self.starts)))
         return self.agent
 

@@ -10,7 +10,8 @@ policy, traffic distribution and one IP per family (T4-T9), exports from two clu
 and raise Conflict on both (T10, T11), the import lives as long as one export does (T1), headless
 exports (T12, T13), conflicting headlessness (T15), ExternalName and missing Services (T14, NoService),
 exported labels and annotations (T2); status.clusters, Ready, NoConflicts and endpointSliceObjects
-always set (KEP obligations); and SIGTERM exits 0.
+always set (KEP obligations); clusterset.local DNS with the real dig against each member's
+resolver (T22-T27, D1-D9: check_dns); and SIGTERM exits 0.
 
 Usage: /usr/bin/python3 mcs_test.py PATH/TO/slicewright
 """
@@ -21,6 +22,7 @@ import re
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -304,6 +306,229 @@ def check_services(kubectl):
         interval=0.5))
 
 
+def dig(server, name, qtype, *options):
+    """One query with the real dig (bind9-dnsutils) to "127.0.0.1:PORT": (status, header flags,
+    [(type, data)], full output)."""
+    host, port = server.rsplit(":", 1)
+    result = subprocess.run(["dig", "@" + host, "-p", port, "+norec", "+time=2", "+tries=2",
+                             name, qtype] + list(options),
+                            capture_output=True, text=True, timeout=30)
+    out = result.stdout
+    status, flags, answers, section = None, set(), [], None
+    for line in out.splitlines():
+        if "status:" in line:
+            status = line.split("status:")[1].split(",")[0].strip()
+        elif line.startswith(";; flags:"):
+            flags = set(line.split(";")[2].split(":")[1].split())
+        elif line.startswith(";; ANSWER SECTION"):
+            section = "answer"
+        elif line.startswith(";;") and "SECTION" in line:
+            section = None
+        elif line.strip() and not line.startswith(";") and section == "answer":
+            fields = line.split()
+            answers.append((fields[3], " ".join(fields[4:])))
+    return status, flags, sorted(answers), out
+
+
+def check_dns(kubectl, data_dir):
+    """clusterset.local DNS (issue #24, spec §9 and §12.2 T22-T27, §15.6 D1-D9) with the real dig
+    against each member's resolver from DIR/dev.json, with the suite's timeouts; dual-stack; TCP
+    after a truncated UDP answer; answers that follow a pod turning unready and a cluster's Lease
+    expiring; garbage over UDP and TCP, then still right answers."""
+    if shutil.which("dig") is None:
+        checks.fail("dig on PATH (bind9-dnsutils, scripts/install-deps.sh)")
+        return
+    with open(os.path.join(data_dir, "dev.json")) as f:
+        dev = json.load(f)
+    resolvers = {c["name"]: c.get("dns") for c in dev["clusters"]}
+    checks.check("dev.json: a resolver per member on its own loopback port",
+                 all((resolvers[c] or "").startswith("127.0.0.1:") for c in CLUSTERS) and
+                 len(set(resolvers.values())) == len(CLUSTERS), resolvers)
+    ns = "mcs-dns"
+    zone = "svc.clusterset.local"
+
+    def apply(context, obj):
+        kubectl(context, "apply", "-f", "-", stdin=json.dumps(obj))
+
+    def get(context, kind, name):
+        result = kubectl(context, "get", kind, name, "-n", ns, "-o", "json", check=False)
+        return json.loads(result.stdout) if result.returncode == 0 else None
+
+    def service(name, **spec):
+        body = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": ns},
+                "spec": {"selector": {"app": name},
+                         "ports": [{"name": "tcp", "protocol": "TCP", "port": 42},
+                                   {"name": "udp", "protocol": "UDP", "port": 42}]}}
+        body["spec"].update(spec)
+        return body
+
+    def export(name):
+        return {"apiVersion": "multicluster.x-k8s.io/v1beta1", "kind": "ServiceExport",
+                "metadata": {"name": name, "namespace": ns}}
+
+    def in_tree_ready(context, name, family):
+        listed = json.loads(kubectl(context, "get", "endpointslices", "-n", ns, "-l",
+                                    "kubernetes.io/service-name=" + name, "-o", "json").stdout)
+        return sorted(a for s in listed["items"] if s["addressType"] == family
+                      for e in s.get("endpoints") or []
+                      if (e.get("conditions") or {}).get("ready") is not False
+                      for a in e["addresses"])
+
+    def addresses(context, name, qtype):
+        status, _, answers, _ = dig(resolvers[context], name, qtype)
+        return status, sorted(data for t, data in answers if t == qtype)
+
+    for context in CLUSTERS:
+        kubectl(context, "create", "namespace", ns)
+    # D8: the schema version.
+    for context in CLUSTERS:
+        status, flags, answers, out = dig(resolvers[context], "dns-version.clusterset.local", "TXT")
+        checks.check("D8: dns-version TXT \"1.0.0\", authoritative (%s)" % context,
+                     status == "NOERROR" and "aa" in flags and answers == [("TXT", '"1.0.0"')], out)
+
+    # T22-T23: a dual-stack ClusterIP Service exported from cluster-1.
+    kubectl("cluster-1", "create", "deployment", "hello", "--image=x", "--replicas=1", "-n", ns)
+    apply("cluster-1", service("hello", ipFamilyPolicy="PreferDualStack"))
+    apply("cluster-1", export("hello"))
+    fqdn = "hello.%s.%s" % (ns, zone)
+    for context in CLUSTERS:
+        checks.check("import with its IPs in " + context, wait_until(IMPORT_WAIT, lambda: len(
+            ((get(context, "serviceimport", "hello") or {}).get("spec") or {}).get("ips") or []) == 2))
+        ips = get(context, "serviceimport", "hello")["spec"]["ips"]
+        v4 = [ip for ip in ips if ":" not in ip]
+        v6 = [ip for ip in ips if ":" in ip]
+        checks.check("T22/D1: A is the IPv4 ClusterSetIP (%s)" % context, wait_until(
+            IMPORT_WAIT, lambda: addresses(context, fqdn, "A") == ("NOERROR", v4)),
+            addresses(context, fqdn, "A"), v4)
+        checks.check("T22/D1: AAAA is the IPv6 ClusterSetIP (%s)" % context, wait_until(
+            IMPORT_WAIT, lambda: addresses(context, fqdn, "AAAA") == ("NOERROR", v6)),
+            addresses(context, fqdn, "AAAA"), v6)
+        _, _, srv, out = dig(resolvers[context], fqdn, "SRV")
+        checks.eq("T23/D2: one bare-name SRV, port 42, target the service (%s)" % context,
+                  [(t, d.split()[2], d.split()[3]) for t, d in srv], [("SRV", "42", fqdn + ".")])
+        _, _, named, out = dig(resolvers[context], "_udp._udp." + fqdn, "SRV")
+        checks.eq("D3: _udp._udp SRV (%s)" % context, [(t, d.split()[2], d.split()[3])
+                                                        for t, d in named],
+                  [("SRV", "42", fqdn + ".")])
+    status, _, _, out = dig(resolvers["cluster-2"], "nothing.%s.%s" % (ns, zone), "A")
+    checks.eq("D9: a name that does not exist is NXDOMAIN", status, "NXDOMAIN")
+    status, flags, _, out = dig(resolvers["cluster-2"], "hello.%s.svc.cluster.local" % ns, "A")
+    checks.eq("D4: cluster.local is not ours: REFUSED", status, "REFUSED")
+
+    # T25, T27: a headless Service of 20 pods in cluster-1 (single-stack, as conformance runs it).
+    kubectl("cluster-1", "create", "deployment", "hl", "--image=x", "--replicas=20", "-n", ns)
+    apply("cluster-1", service("hl", clusterIP="None"))
+    apply("cluster-1", export("hl"))
+    hl = "hl.%s.%s" % (ns, zone)
+    checks.check("20 ready pods behind hl", wait_until(60, lambda: len(
+        in_tree_ready("cluster-1", "hl", "IPv4")) == 20))
+    want = in_tree_ready("cluster-1", "hl", "IPv4")
+    for context in CLUSTERS:
+        checks.check("T25/D5: headless A = the ready addresses (%s)" % context, wait_until(
+            IMPORT_WAIT, lambda: addresses(context, hl, "A") == ("NOERROR", want)),
+            addresses(context, hl, "A"), want)
+        _, _, srv, out = dig(resolvers[context], hl, "SRV")
+        targets = sorted(d.split()[3] for t, d in srv)
+        checks.check("T27/D7: one bare-name SRV per endpoint, port 42, target <dashed ip>.cluster-1 "
+                     "(%s)" % context, len(srv) == len(want) and all(d.split()[2] == "42"
+                                                                     for _, d in srv) and
+                     targets == sorted("%s.cluster-1.%s." % (a.replace(".", "-"), hl) for a in want),
+                     out)
+    # TCP after a truncated UDP answer: 20 SRV records do not fit 512 bytes without EDNS.
+    status, flags, answers, out = dig(resolvers["cluster-2"], hl, "SRV", "+noedns", "+ignore")
+    checks.check("UDP without EDNS: TC set, no partial answer", "tc" in flags and not answers, out)
+    status, flags, answers, out = dig(resolvers["cluster-2"], hl, "SRV", "+noedns")
+    checks.check("dig retries over TCP by itself and gets all 20", "Truncated, retrying in TCP mode"
+                 in out and len(answers) == 20 and "tc" not in flags, out)
+    status, flags, answers, out = dig(resolvers["cluster-2"], hl, "SRV", "+tcp")
+    checks.check("+tcp: the whole answer", len(answers) == 20, out)
+    status, flags, answers, out = dig(resolvers["cluster-2"], hl, "A", "+bufsize=4096")
+    checks.check("EDNS(0): our payload size (1232) advertised, the 20 A records fit",
+                 "udp: 1232" in out and len(answers) == 20 and "tc" not in flags, out)
+
+    # A pod turning unready leaves the answer (no stale answer past the TTL: the cache is read).
+    pods = json.loads(kubectl("cluster-1", "get", "pods", "-n", ns, "-l", "app=hl",
+                              "-o", "json").stdout)["items"]
+    victim = pods[0]
+    victim_ip = victim["status"]["podIP"]
+    kubectl("cluster-1", "annotate", "pod", victim["metadata"]["name"], "-n", ns,
+            "sim.slicewright.io/ready=false")
+    fewer = [a for a in want if a != victim_ip]
+    checks.check("an unready pod leaves the headless answer in cluster-2", wait_until(
+        IMPORT_WAIT, lambda: addresses("cluster-2", hl, "A") == ("NOERROR", fewer)),
+        addresses("cluster-2", hl, "A"), fewer)
+    kubectl("cluster-1", "annotate", "--overwrite", "pod", victim["metadata"]["name"], "-n", ns,
+            "sim.slicewright.io/ready=true")
+    checks.check("... and comes back when ready again", wait_until(
+        IMPORT_WAIT, lambda: addresses("cluster-2", hl, "A") == ("NOERROR", want)))
+
+    # T26/D6: a StatefulSet behind a dual-stack headless Service: per-pod names with the cluster
+    # id read from the MCS slice's source-cluster label.
+    apply("cluster-1", service("hss", clusterIP="None", ipFamilyPolicy="PreferDualStack"))
+    apply("cluster-1", {"apiVersion": "apps/v1", "kind": "StatefulSet",
+                        "metadata": {"name": "hello-ss", "namespace": ns},
+                        "spec": {"replicas": 2, "serviceName": "hss",
+                                 "selector": {"matchLabels": {"app": "hss"}},
+                                 "template": {"metadata": {"labels": {"app": "hss"}},
+                                              "spec": {"containers": [{"name": "c",
+                                                                       "image": "x"}]}}}})
+    apply("cluster-1", export("hss"))
+
+    def mcs_slices(context):
+        listed = json.loads(kubectl(context, "get", "endpointslices", "-n", ns, "-l",
+                                    "multicluster.kubernetes.io/service-name=hss",
+                                    "-o", "json").stdout)["items"]
+        return [s for s in listed if s["metadata"]["labels"].get(
+            "multicluster.kubernetes.io/source-cluster")]
+
+    def named_ready(context):
+        return [(s, e) for s in mcs_slices(context) for e in s.get("endpoints") or []
+                if e.get("hostname") and (e.get("conditions") or {}).get("ready") is not False]
+
+    for context in CLUSTERS:
+        checks.check("T26: 2 ready endpoints with hostnames per family in %s's MCS slices" % context,
+                     wait_until(60, lambda: len(named_ready(context)) == 4),
+                     [e for _, e in named_ready(context)])
+        for slice_, endpoint in named_ready(context):
+            cluster_id = slice_["metadata"]["labels"]["multicluster.kubernetes.io/source-cluster"]
+            name = "%s.%s.hss.%s.%s" % (endpoint["hostname"], cluster_id, ns, zone)
+            qtype = "A" if slice_["addressType"] == "IPv4" else "AAAA"
+            checks.check("T26/D6: %s %s = the endpoint's addresses (%s)" % (name, qtype, context),
+                         wait_until(IMPORT_WAIT, lambda: addresses(context, name, qtype) == (
+                             "NOERROR", sorted(endpoint["addresses"]))),
+                         addresses(context, name, qtype), endpoint["addresses"])
+        status, _, answers, out = dig(resolvers[context], "cluster-1.hss.%s.%s" % (ns, zone), "A")
+        checks.check("D9: no <clusterid>.<svc> records (%s)" % context,
+                     status == "NOERROR" and not answers, out)
+        _, _, srv, out = dig(resolvers[context], "hss.%s.%s" % (ns, zone), "SRV")
+        checks.check("headless SRV: one target per pod (both families share the hostname)",
+                     sorted(d.split()[3] for _, d in srv) ==
+                     ["hello-ss-%d.cluster-1.hss.%s.%s." % (i, ns, zone) for i in range(2)], out)
+
+    # A cluster whose Lease is gone leaves the answers in cluster-2 at once, and comes back.
+    kubectl("broker", "delete", "lease", "mcs-cluster-1", "-n", "slicewright-mcs")
+    checks.check("expired Lease: cluster-1's headless endpoints leave cluster-2's answer (NXDOMAIN)",
+                 wait_until(IMPORT_WAIT, lambda: addresses("cluster-2", hl, "A")[0] == "NXDOMAIN"),
+                 addresses("cluster-2", hl, "A"))
+    checks.check("renewed Lease: they come back", wait_until(
+        40, lambda: addresses("cluster-2", hl, "A") == ("NOERROR", want)))
+
+    # Garbage over UDP and TCP, then still right answers.
+    host, port = resolvers["cluster-2"].rsplit(":", 1)
+    for payload in (b"", b"\x00", b"\xff" * 11, b"\x12\x34" + b"\x00" * 10, bytes(range(256)) * 2,
+                    b"\x00\x01\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\xc0\x0c\x00\x01\x00\x01"):
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+            udp.sendto(payload, (host, int(port)))
+    with socket.create_connection((host, int(port)), timeout=5) as tcp:
+        tcp.sendall(b"\x00\x0c" + b"\xab" * 12 + b"\x01\x00garbage")
+    with socket.create_connection((host, int(port)), timeout=5) as tcp:
+        tcp.sendall(b"\xff\xff" + b"\x00" * 100)  # promises 65535 bytes, hangs up
+    for transport in ("+notcp", "+tcp"):
+        status, _, answers, out = dig(resolvers["cluster-2"], hl, "A", transport)
+        checks.check("after garbage: right answers over " + transport[1:], status == "NOERROR" and
+                     sorted(d for _, d in answers) == want, out)
+
+
 def check_bad_input(kubectl, binary, kubeconfig, process):
     """Malformed broker records are left out, not fatal; a bad cluster id stops the agent at once."""
     record = {"apiVersion": "mcs.slicewright.io/v1alpha1", "kind": "ServiceExportRecord",
@@ -351,6 +576,14 @@ def check_bad_input(kubectl, binary, kubeconfig, process):
         capture_output=True, text=True, timeout=30)
     checks.check("a bad --mcs-cluster-ip-families: exit 1 naming the flag",
                  result.returncode == 1 and "--mcs-cluster-ip-families" in result.stderr,
+                 result.returncode, result.stderr[-2000:])
+    result = subprocess.run(
+        [binary, "controller-manager", "--kubeconfig", kubeconfig, "--context", "cluster-1",
+         "--controllers", "mcs", "--mcs-dns-address", "no-port-here", "--broker-kubeconfig",
+         kubeconfig, "--broker-context", "broker", "--port", "-1"],
+        capture_output=True, text=True, timeout=30)
+    checks.check("a bad --mcs-dns-address: exit 1 naming the flag (issue #24)",
+                 result.returncode == 1 and "--mcs-dns-address" in result.stderr,
                  result.returncode, result.stderr[-2000:])
 
 
@@ -407,6 +640,7 @@ def main():
             for c in CLUSTERS + ["broker"])))
         checks.run("topology", lambda: check_topology(kubectl, data_dir))
         checks.run("services", lambda: check_services(kubectl))
+        checks.run("dns", lambda: check_dns(kubectl, data_dir))
         checks.run("example", lambda: check_example(kubectl, binary, kubeconfig))
         checks.run("bad input", lambda: check_bad_input(kubectl, binary, kubeconfig, process))
         checks.run("IP families", lambda: check_cluster_ip_families(log_path))
@@ -495,6 +729,11 @@ def check_example(kubectl, binary, kubeconfig):
                                                                answer.get("derivedService")),
               (si["spec"]["ips"], si["metadata"].get("annotations", {}).get(
                   "multicluster.kubernetes.io/derived-service")))
+    dns_names = {n["name"]: n["records"] for n in answer.get("dns", [])}
+    checks.eq("explain: the clusterset.local name and its A/AAAA records now (issue #24)",
+              sorted(r for r in dns_names.get("web.mcs-demo.svc.clusterset.local", [])
+                     if r.split()[0] in ("A", "AAAA")),
+              sorted(("AAAA " if ":" in ip else "A ") + ip for ip in si["spec"]["ips"]))
     checks.eq("explain: both source clusters, live",
               [(c["cluster"], c["listed"]) for c in answer.get("clusters", [])],
               [("cluster-1", True), ("cluster-2", True)])

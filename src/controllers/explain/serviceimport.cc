@@ -10,6 +10,8 @@
 #include "slicewright/codec/json.h"
 #include "slicewright/model/well_known.h"
 
+#include "dns/zone.h"
+
 namespace slicewright::controllers::explain {
 namespace {
 
@@ -214,6 +216,39 @@ std::string ConditionText(const ConditionReport& c) {
 
 }  // namespace
 
+namespace {
+
+// The DNS view of the import (spec §9), as the agent's resolver builds it.
+void AddDnsNames(const ServiceImportInput& input, ServiceImportExplanation& e) {
+  const model::ServiceImport& si = input.service_import;
+  std::vector<model::EndpointSlice> mcs_slices;
+  for (const model::EndpointSlice& slice : input.slices) {
+    auto managed = slice.metadata.labels.find(model::kLabelManagedBy);
+    if (managed != slice.metadata.labels.end() && managed->second == model::kManagedByMcs) {
+      mcs_slices.push_back(slice);
+    }
+  }
+  const auto live = [&si](std::string_view cluster) {
+    return std::find(si.status.clusters.begin(), si.status.clusters.end(), cluster) !=
+           si.status.clusters.end();
+  };
+  const dns::ServiceView view = dns::BuildServiceView(si, mcs_slices, live, dns::ZoneOptions{});
+  const std::string service_name =
+      fmt::format("{}.{}.svc.{}", si.metadata.name, si.metadata.namespace_, dns::kZoneName);
+  for (const auto& [prefix, records] : view.names) {
+    ServiceImportExplanation::DnsName name;
+    name.name = prefix.empty() ? service_name : fmt::format("{}.{}", prefix, service_name);
+    for (const dns::Record& record : records) name.records.push_back(dns::RecordText(record));
+    e.dns.push_back(std::move(name));
+  }
+  if (view.names.empty()) {
+    e.notes.push_back(fmt::format("DNS: {} is NXDOMAIN: no ready endpoint in a live source cluster",
+                                  service_name));
+  }
+}
+
+}  // namespace
+
 ServiceImportExplanation ExplainServiceImport(const ServiceImportInput& input) {
   const model::ServiceImport& si = input.service_import;
   ServiceImportExplanation e;
@@ -234,6 +269,7 @@ ServiceImportExplanation ExplainServiceImport(const ServiceImportInput& input) {
   }
   AddSourceClusters(input, e);
   Decide(input, e);
+  AddDnsNames(input, e);
   if (si.status.clusters.empty()) {
     e.notes.push_back("status.clusters is empty: no cluster exports this Service right now");
   }
@@ -279,6 +315,20 @@ std::string RenderServiceImportText(const ServiceImportExplanation& e) {
     }
   }
   if (e.exported_here) text += fmt::format("Conflict:      {}\n", ConditionText(e.conflict));
+  if (!e.dns.empty()) {
+    constexpr std::size_t kMaxDnsNamesShown = 20;
+    text += fmt::format("DNS (clusterset.local, TTL 5 s by default): {} name(s)\n", e.dns.size());
+    for (std::size_t i = 0; i < e.dns.size() && i < kMaxDnsNamesShown; ++i) {
+      text += fmt::format("  {}: {}\n", e.dns[i].name,
+                          e.dns[i].records.empty()
+                              ? std::string("<no records yet>")
+                              : fmt::format("{}", fmt::join(e.dns[i].records, ", ")));
+    }
+    if (e.dns.size() > kMaxDnsNamesShown) {
+      text +=
+          fmt::format("  ... and {} more (-o json lists all)\n", e.dns.size() - kMaxDnsNamesShown);
+    }
+  }
   for (const std::string& note : e.notes) text += "Note:          " + note + "\n";
   return text;
 }
@@ -318,8 +368,14 @@ std::string EncodeServiceImportJson(const ServiceImportExplanation& e) {
       QuoteJsonString(e.endpoint_slice_objects), e.endpointslices_routable,
       QuoteJsonString(e.verdict), QuoteJsonString(e.advice), condition(e.ready), e.exported_here);
   if (e.exported_here) out += fmt::format(R"("conflict":{},)", condition(e.conflict));
-  out += fmt::format(R"("endpoints":{},"readyEndpoints":{},"clusters":[{}],"notes":{}}})",
-                     e.endpoints, e.ready_endpoints, fmt::join(clusters, ","), strings(e.notes));
+  std::vector<std::string> names;
+  for (const ServiceImportExplanation::DnsName& name : e.dns) {
+    names.push_back(fmt::format(R"({{"name":{},"records":{}}})", QuoteJsonString(name.name),
+                                strings(name.records)));
+  }
+  out += fmt::format(
+      R"("endpoints":{},"readyEndpoints":{},"clusters":[{}],"dns":[{}],"notes":{}}})", e.endpoints,
+      e.ready_endpoints, fmt::join(clusters, ","), fmt::join(names, ","), strings(e.notes));
   return out;
 }
 

@@ -62,6 +62,15 @@ struct ServiceImportExplanation {
   std::vector<SourceClusterReport> clusters;  // by cluster id
   std::int64_t endpoints = 0;
   std::int64_t ready_endpoints = 0;
+  // The clusterset.local names this import answers to (spec §9) and their records now, built as
+  // the agent's resolver builds them (src/dns), from these objects, with the clusters of
+  // status.clusters as the live ones. Empty for a headless import without ready endpoints
+  // (NXDOMAIN; a note says so).
+  struct DnsName {
+    std::string name;
+    std::vector<std::string> records;  // "A 10.96.0.10", "SRV 0 100 42 <target>"
+  };
+  std::vector<DnsName> dns;
   std::vector<std::string> notes;
 };
 

@@ -200,6 +200,14 @@ ControllerDescriptor McsAgent() {
         {.names = "--mcs-concurrent-syncs",
          .help = "mcs: services synced at once by each side of the agent (1-50)",
          .target = &m.concurrent_syncs},
+        {.names = "--mcs-dns-address",
+         .help = "mcs: serve the clusterset.local DNS zone (UDP and TCP) on host:port; \":53\" in "
+                 "a pod, \"\" for none",
+         .target = &m.dns_address},
+        {.names = "--mcs-dns-ttl",
+         .help = "mcs: TTL in seconds of every clusterset.local answer, negative ones included "
+                 "(0-3600)",
+         .target = &m.dns_ttl},
     };
   };
   d.validate = [](const ManagerOptions& o) { return mcs::ValidateOptions(o.mcs); };

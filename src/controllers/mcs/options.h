@@ -22,6 +22,10 @@ struct Options {
   // This cluster's Lease in the broker (liveness.h); renewed every third of it.
   std::chrono::milliseconds lease_duration{30'000};  // --mcs-lease-duration
   int max_retries = 15;
+  // The clusterset.local DNS responder (src/dns): UDP and TCP on this address ("host:port"; ""
+  // serves no DNS). In a pod, ":53" behind a Service the cluster's CoreDNS forwards the zone to.
+  std::string dns_address = "127.0.0.1:5353";  // --mcs-dns-address
+  int dns_ttl = 5;                             // --mcs-dns-ttl, seconds (0-3600)
 };
 
 }  // namespace slicewright::controllers::mcs

@@ -288,5 +288,40 @@ TEST(ExplainServiceImportTest, JsonCarriesTheAnswer) {
   EXPECT_TRUE(json["notes"].is_array());
 }
 
+// The clusterset.local names the import answers to and what they return now: a ClusterSetIP
+// import's VIP and SRV names; a headless import's ready endpoints of listed (live) clusters only,
+// per-endpoint names included; none (and a note) when nothing is ready.
+TEST(ExplainServiceImportTest, ShowsDnsNamesAndAnswers) {
+  ServiceImportInput vip;
+  vip.service_import = Import(model::EndpointSliceObjects::kPresent);
+  ServiceImportExplanation e = ExplainServiceImport(vip);
+  ASSERT_EQ(e.dns.size(), 2U);
+  EXPECT_EQ(e.dns[0].name, "web.shop.svc.clusterset.local");
+  EXPECT_EQ(e.dns[0].records, (std::vector<std::string>{
+                                  "A 10.96.7.7", "SRV 0 100 80 web.shop.svc.clusterset.local"}));
+  EXPECT_EQ(e.dns[1].name, "_http._tcp.web.shop.svc.clusterset.local");
+  EXPECT_TRUE(Contains(RenderServiceImportText(e),
+                       "  web.shop.svc.clusterset.local: A 10.96.7.7, SRV 0 100 80 "
+                       "web.shop.svc.clusterset.local\n"));
+  const nlohmann::json json = nlohmann::json::parse(EncodeServiceImportJson(e));
+  EXPECT_EQ(json["dns"][0]["records"][0], "A 10.96.7.7");
+
+  ServiceImportInput headless;
+  headless.service_import = Import(model::EndpointSliceObjects::kPresent, "Headless");
+  headless.slices = {Slice("a", "cluster-1", {true, false}), Slice("b", "cluster-9", {true})};
+  e = ExplainServiceImport(headless);
+  std::vector<std::string> names;
+  for (const auto& name : e.dns) names.push_back(name.name);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"web.shop.svc.clusterset.local",
+                                      "10-244-0-1.cluster-1.web.shop.svc.clusterset.local"}));
+  EXPECT_EQ(e.dns[0].records[0], "A 10.244.0.1");
+
+  headless.slices = {Slice("a", "cluster-1", {false})};
+  e = ExplainServiceImport(headless);
+  EXPECT_TRUE(e.dns.empty());
+  EXPECT_TRUE(AnyNoteContains(e, "web.shop.svc.clusterset.local is NXDOMAIN"));
+}
+
 }  // namespace
 }  // namespace slicewright::controllers::explain

@@ -86,6 +86,7 @@ class AgentFamiliesTest : public ::testing::Test {
     Options options;
     options.cluster_id = "cluster-a";
     options.cluster_ip_families = families;
+    options.dns_address = "";  // no DNS server: tests run side by side and 5353 is one port
     Deps deps;
     deps.client = member_.get();
     deps.informers = member_informers_.get();
@@ -181,6 +182,7 @@ TEST_F(AgentFamiliesTest, BadFlagFailsCreateNamingIt) {
   Options options;
   options.cluster_id = "cluster-a";
   options.cluster_ip_families = "IPv4,ipv6";
+  options.dns_address = "";
   Result<std::unique_ptr<Agent>> created =
       Agent::Create(std::move(options), {.client = member_.get(),
                                          .informers = member_informers_.get(),
