@@ -193,7 +193,7 @@ Result<std::unique_ptr<Agent>> Agent::Create(Options options, Deps deps) {
   // A previous run's Lease (this agent restarted within the TTL) is waited out; a live holder of
   // our id is refused. A broker that does not answer is not fatal: Start() runs once the broker's
   // caches synced, and the liveness thread keeps trying from there.
-  if (const Status acquired = agent->liveness_->AcquireOrWaitOut(); !acquired.ok()) {
+  if (const Status acquired = agent->liveness_->AcquireOrWaitOut(deps.stop); !acquired.ok()) {
     if (!IsRetryable(acquired)) return acquired;
     SW_LOG(kWarning, "mcs agent: {}; the Lease is taken once the broker answers",
            acquired.ToString());

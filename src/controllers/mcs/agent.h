@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <string_view>
 
@@ -31,11 +32,13 @@ namespace slicewright::controllers::mcs {
 
 struct Deps {
   client::RestClient* client = nullptr;                // this cluster; required
-  cache::InformerFactory* informers = nullptr;         // this cluster's; required, not yet started
+  cache::InformerFactory* informers = nullptr;         // this cluster's; required
   client::RestClient* broker = nullptr;                // required
-  cache::InformerFactory* broker_informers = nullptr;  // required, not yet started
+  cache::InformerFactory* broker_informers = nullptr;  // required
   runtime::EventRecorder* events = nullptr;            // optional
   runtime::Registry* metrics = nullptr;                // optional
+  // Ends Create()'s wait for a previous run's Lease (kCancelled) when the process stops.
+  std::stop_token stop{};
 };
 
 // The Events' source component.
