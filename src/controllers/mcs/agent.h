@@ -79,7 +79,10 @@ class Agent final {
   void EnqueueAll();
   // The valid records of "namespace/name" in the broker cache (invalid ones are logged).
   std::vector<model::ServiceExportRecord> RecordsFor(const std::string& key) const;
-  Status EnsureDerivedService(const model::ServiceImport& service_import);
+  // Creates or updates the import's derived Service; the Service as written (created or updated)
+  // or as cached, or nullopt when it was deleted to be created again.
+  Result<std::optional<model::Service>> EnsureDerivedService(
+      const model::ServiceImport& service_import);
   // Whether `cluster`'s Lease in the broker is current (ours always is).
   bool IsLive(const std::string& cluster) const;
   // The export side's slices: the exported Service's endpoints in the broker, owned by `record`.
