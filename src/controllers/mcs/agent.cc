@@ -270,31 +270,27 @@ void Agent::RegisterHandlers() {
 
   // An exported Service's changes reach its record; a derived Service's reach its import.
   cache::EventHandler<model::Service> services;
-  const auto service_changed = [this, enqueue_export](const model::Service& service, bool deleted) {
+  const auto service_changed = [this, enqueue_export](const model::Service& service) {
     const std::string key = cache::KeyOf(service);
     if (exports_.store().Get(service.metadata.namespace_, service.metadata.name) != nullptr) {
       enqueue_export(key);
     }
     for (const model::OwnerReference& owner : service.metadata.owner_references) {
-      if (owner.kind != model::kKindServiceImport) continue;
-      const std::string import_key = service.metadata.namespace_ + "/" + owner.name;
-      if (!deleted && WroteIt(import_key, service.metadata.resource_version)) continue;
-      imports_loop_->Enqueue(import_key, Clock::Duration::zero());
+      if (owner.kind == model::kKindServiceImport) {
+        imports_loop_->Enqueue(service.metadata.namespace_ + "/" + owner.name,
+                               Clock::Duration::zero());
+      }
     }
   };
-  services.on_add = [service_changed](const auto& s, bool) { service_changed(*s, false); };
-  services.on_update = [service_changed](const auto&, const auto& s) {
-    service_changed(*s, false);
-  };
-  services.on_delete = [service_changed](const auto& s, bool) { service_changed(*s, true); };
+  services.on_add = [service_changed](const auto& s, bool) { service_changed(*s); };
+  services.on_update = [service_changed](const auto&, const auto& s) { service_changed(*s); };
+  services.on_delete = [service_changed](const auto& s, bool) { service_changed(*s); };
   services_.AddEventHandler(std::move(services));
 
   // An import changed by someone else is put back; one deleted is written again.
   cache::EventHandler<model::ServiceImport> imports;
   imports.on_update = [this](const auto&, const auto& i) {
-    const std::string key = cache::KeyOf(*i);
-    if (WroteIt(key, i->metadata.resource_version)) return;  // our own write
-    imports_loop_->Enqueue(key, Clock::Duration::zero());
+    imports_loop_->Enqueue(cache::KeyOf(*i), Clock::Duration::zero());
   };
   imports.on_delete = [this](const auto& i, bool) {
     imports_loop_->Enqueue(cache::KeyOf(*i), Clock::Duration::zero());
@@ -431,27 +427,6 @@ std::vector<model::ServiceExportRecord> Agent::RecordsFor(const std::string& key
     valid.push_back(*record);
   });
   return valid;
-}
-
-void Agent::NoteWritten(const std::string& key, const std::string& resource_version) {
-  // A few per key: one sync writes the import up to three times and its derived Service once.
-  constexpr std::size_t kKept = 4;
-  MutexLock lock(written_mu_);
-  std::vector<std::string>& versions = written_[key];
-  if (versions.size() == kKept) versions.erase(versions.begin());
-  versions.push_back(resource_version);
-}
-
-bool Agent::WroteIt(const std::string& key, const std::string& resource_version) const {
-  MutexLock lock(written_mu_);
-  const auto it = written_.find(key);
-  return it != written_.end() &&
-         std::find(it->second.begin(), it->second.end(), resource_version) != it->second.end();
-}
-
-void Agent::ForgetWritten(const std::string& key) {
-  MutexLock lock(written_mu_);
-  written_.erase(key);
 }
 
 bool Agent::IsLive(const std::string& cluster) const {
@@ -635,15 +610,8 @@ Result<std::optional<model::Service>> Agent::EnsureDerivedService(
     out.app_protocol = port.app_protocol;
   }
   const auto current = services_.store().Get(ns, derived_name);
-  const std::string key = cache::KeyOf(service_import);
   if (current == nullptr) {
     SW_ASSIGN_OR_RETURN(model::Service created, service_client_.Create(desired));
-    // Its add event needs no sync only when the answer already has every family's ClusterIP
-    // (the caller copies them into spec.ips); otherwise the event brings them.
-    if (ClusterSetIps(created, desired.spec.ip_families).size() ==
-        desired.spec.ip_families.size()) {
-      NoteWritten(key, created.metadata.resource_version);
-    }
     return std::optional<model::Service>(std::move(created));
   }
   // Kept up to date with the import (the reference controller never updates it): ports,
@@ -666,7 +634,6 @@ Result<std::optional<model::Service>> Agent::EnsureDerivedService(
   updated.metadata.owner_references = desired.metadata.owner_references;
   updated.metadata.labels[std::string(model::kLabelMcsServiceName)] = service_import.metadata.name;
   SW_ASSIGN_OR_RETURN(updated, service_client_.Update(updated));
-  NoteWritten(key, updated.metadata.resource_version);
   return std::optional<model::Service>(std::move(updated));
 }
 
@@ -678,7 +645,6 @@ Status Agent::SyncImport(const std::string& key) {
   const std::string derived_name = ::slicewright::mcs::DerivedServiceName(ns, name);
   if (!aggregation.has_value()) {
     // The last export is gone (spec §4 I3): the import and its derived Service go.
-    ForgetWritten(key);
     if (current != nullptr) {
       const Status deleted = import_client_.Delete(ns, name);
       if (!deleted.ok() && !IsNotFound(deleted)) return deleted;
@@ -710,7 +676,6 @@ Status Agent::SyncImport(const std::string& key) {
   model::ServiceImport written;
   if (current == nullptr) {
     SW_ASSIGN_OR_RETURN(written, import_client_.Create(desired));
-    NoteWritten(key, written.metadata.resource_version);
     SW_LOG(kInfo, "mcs agent: ServiceImport {} created ({}, from {})", key, desired.spec.type,
            fmt::join(aggregation->clusters, ", "));
   } else if (current->spec != desired.spec || current->metadata.labels != desired.metadata.labels ||
@@ -720,7 +685,6 @@ Status Agent::SyncImport(const std::string& key) {
     written.metadata.labels = desired.metadata.labels;
     written.metadata.annotations = desired.metadata.annotations;
     SW_ASSIGN_OR_RETURN(written, import_client_.Update(written));
-    NoteWritten(key, written.metadata.resource_version);
   } else {
     written = *current;
   }
@@ -736,7 +700,6 @@ Status Agent::SyncImport(const std::string& key) {
       if (!ips.empty() && ips != written.spec.ips) {
         written.spec.ips = std::move(ips);
         SW_ASSIGN_OR_RETURN(written, import_client_.Update(written));
-        NoteWritten(key, written.metadata.resource_version);
       }
     }
   } else if (services_.store().Get(ns, derived_name) != nullptr) {
@@ -775,9 +738,7 @@ Status Agent::SyncImport(const std::string& key) {
         WallNow());
   status_update.status.endpoint_slice_objects = decision.write;
   if (status_update.status != written.status) {
-    SW_ASSIGN_OR_RETURN(const model::ServiceImport updated,
-                        import_client_.UpdateStatus(status_update));
-    NoteWritten(key, updated.metadata.resource_version);
+    SW_RETURN_IF_ERROR(import_client_.UpdateStatus(status_update).status());
   }
   // Absent first, then the slices go (the status update above requeues this import).
   if (decision.delete_slices) SW_RETURN_IF_ERROR(DeleteImportedSlices(key, {}));

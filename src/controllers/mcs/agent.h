@@ -7,14 +7,12 @@
 // record. Thread-safe.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <stop_token>
 #include <string>
 #include <string_view>
 
 #include "slicewright/base/clock.h"
-#include "slicewright/base/mutex.h"
 #include "slicewright/base/result.h"
 #include "slicewright/cache/compact_slice.h"
 #include "slicewright/cache/informer_factory.h"
@@ -97,14 +95,6 @@ class Agent final {
                             const std::string& derived_service);
   Status DeleteImportedSlices(const std::string& key, const std::vector<std::string>& keep);
 
-  // The resourceVersions of the ServiceImport and derived Service the import side last wrote, by
-  // import key (a few each): their watch events are our own writes echoed back and need no sync,
-  // which would start from a cache that may lack the rest of that sync's writes (an update of a
-  // stale version: a conflict, retried with backoff). Another version, someone else's, is synced.
-  void NoteWritten(const std::string& key, const std::string& resource_version);
-  bool WroteIt(const std::string& key, const std::string& resource_version) const;
-  void ForgetWritten(const std::string& key);
-
   const Options options_;
   const Deps deps_;
   const ::slicewright::mcs::ImportingCluster here_;
@@ -129,8 +119,6 @@ class Agent final {
   std::unique_ptr<SyncLoop> imports_loop_;
   // This cluster's Lease and the others' liveness: records of expired clusters are left out.
   std::unique_ptr<ClusterLiveness> liveness_;
-  mutable Mutex written_mu_;
-  std::map<std::string, std::vector<std::string>, std::less<>> written_ SW_GUARDED_BY(written_mu_);
 };
 
 }  // namespace slicewright::controllers::mcs
