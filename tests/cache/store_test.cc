@@ -108,6 +108,23 @@ TEST(StoreTest, ASecondIndexOfOneNameKeepsTheFirst) {
   EXPECT_TRUE(store.ByIndex("service", "other").empty());
 }
 
+// An index added to a filled store (a controller built after its shared informer started)
+// covers the objects already there, and follows later writes.
+TEST(StoreTest, AnIndexAddedLateCoversWhatIsStored) {
+  SliceStore store;
+  store.Upsert(Slice("a", "web-1", "web"));
+  store.Upsert(Slice("b", "web-1", "web"));
+  store.Upsert(Slice("a", "api-1", "api"));
+  store.AddIndex("service", ByServiceName());
+  EXPECT_EQ(Names(store.ByIndex("service", "a/web")), (std::vector<std::string>{"a/web-1"}));
+  EXPECT_EQ(Names(store.ByIndex("service", "b/web")), (std::vector<std::string>{"b/web-1"}));
+  store.Upsert(Slice("a", "web-2", "web"));
+  store.Remove("a", "api-1");
+  EXPECT_EQ(Names(store.ByIndex("service", "a/web")),
+            (std::vector<std::string>{"a/web-1", "a/web-2"}));
+  EXPECT_TRUE(store.ByIndex("service", "a/api").empty());
+}
+
 TEST(StoreTest, ReplaceReportsTheDifference) {
   SliceStore store;
   store.AddIndex("service", ByServiceName());

@@ -490,15 +490,28 @@ def case_broker_outage(broker, broker_api, members, exports, live, ips):
     c2.pod("api-1", "api", "10.2.0.5")
     c2.export("api")
     exports["api"] = {"cluster-2": {"10.2.0.5": True}}
-    # And cluster-2's controller-manager restarts meanwhile: it cannot reach the broker, so it
-    # runs once the broker answers (the manager waits for every cache), without giving up.
+    # And cluster-2's controller-manager restarts meanwhile: it cannot reach the broker, so its
+    # agent runs once the broker answers, without giving up; its own controllers (EndpointSlice,
+    # Endpoints, mirroring) need only cluster-2's caches and run at once.
     c2.agent.kill()
     restarted = c2.start_agent()
+    c2.service("solo")
+    c2.pod("solo-1", "solo", "10.2.0.9")
     # A lease duration and a margin without the broker: every agent's renewals fail; nothing of
     # a live cluster may be deleted anywhere (the watchers fail on any deletion).
     window = 2 * LEASE + 2
     checks.check("outage: the watchers are watching", wait_until(
         5, lambda: all(w.thread.is_alive() for w in watchers)))
+
+    def solo_endpoints():
+        slices = c2.api.items("/apis/discovery.k8s.io/v1/namespaces/%s/endpointslices"
+                              "?labelSelector=kubernetes.io%%2Fservice-name%%3Dsolo" % NS)
+        return [a for s in slices for e in s.get("endpoints") or [] for a in e["addresses"]
+                if (e.get("conditions") or {}).get("ready")]
+    checks.check("outage: the controller-manager started during the outage writes cluster-2's "
+                  "own EndpointSlices while the broker is down",
+                  wait_until(window, lambda: solo_endpoints() == ["10.2.0.9"])
+                  and broker.process.poll() is not None)
     while time.monotonic() - outage_started < window:
         time.sleep(0.5)
     # Still during the outage: imports as they were.

@@ -111,7 +111,7 @@ class Informer final : private ReflectorTarget {
   Informer& operator=(const Informer&) = delete;
   ~Informer() override { Stop(); }
 
-  // Before Start() only.
+  // Before or after Start(): the objects already cached are indexed too.
   void AddIndex(std::string name, typename Store<T>::IndexFunc index) {
     store_.AddIndex(std::move(name), std::move(index));
   }

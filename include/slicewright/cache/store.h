@@ -65,11 +65,22 @@ class Store final {
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
-  // Adds an index. Only before the first write (the informer's Start()).
+  // Adds an index, over the objects already stored too (as client-go's AddIndexers on a started
+  // informer): a controller built after its shared informer started, e.g. the MCS agent, which
+  // the manager builds after the local controllers run, indexes a filled cache. A name already
+  // added keeps its first function.
   void AddIndex(std::string name, IndexFunc index) {
     WriterMutexLock lock(mu_);
-    SW_CHECK(size_ == 0);
-    indexes_.emplace(std::move(name), Index{std::move(index), {}});
+    auto [it, added] = indexes_.emplace(std::move(name), Index{std::move(index), {}});
+    if (!added) return;
+    Index& fresh = it->second;
+    for (const auto& [ns, bucket] : buckets_) {
+      for (const Ptr& object : bucket) {
+        for (std::string& value : fresh.values_of(*object)) {
+          fresh.entries[std::move(value)].insert(object);
+        }
+      }
+    }
   }
 
   Ptr Get(std::string_view namespace_, std::string_view name) const {

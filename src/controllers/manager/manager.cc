@@ -177,6 +177,12 @@ struct Manager::Impl {
 
   // Runs the controllers until `stop`; errors are logged (a leader that cannot run its
   // controllers keeps the Lease so that no other replica fights it, and reports not ready).
+  //
+  // Each controller starts once the caches IT reads have synced: its own cluster's, plus its
+  // remote clusters'. The controllers of this cluster alone are built and started first, so that
+  // a broker that does not answer (or an agent waiting out its previous run's Lease in its
+  // constructor) holds back only the controllers that talk to the broker, not the member's own
+  // EndpointSlice controllers.
   void RunControllers(const std::stop_token& stop) {
     cache::InformerFactory informers(client);
     // One informer factory per other cluster, shared by the controllers that name it.
@@ -184,72 +190,115 @@ struct Manager::Impl {
     for (const auto& [name, remote_client] : remotes) {
       remote_informers.emplace(name, std::make_unique<cache::InformerFactory>(*remote_client));
     }
+    std::vector<cache::InformerFactory*> factories = {&informers};
+    for (auto& [name, factory] : remote_informers) factories.push_back(factory.get());
     // One event recorder per controller: its component is the Events' source.
     std::vector<std::unique_ptr<runtime::EventRecorder>> recorders;
-    std::vector<RunningController> running;
-    const auto fail = [&stop](std::string_view what, const Status& status) {
-      SW_LOG(kError, "controller-manager: {}: {}", what, status.ToString());
-      WaitForStop(stop);
+    // Built controllers, each with the factories whose caches it needs and whether it runs.
+    struct Built {
+      const ControllerDescriptor* descriptor;
+      RunningController controller;
+      std::vector<cache::InformerFactory*> needs;
+      bool started = false;
     };
-    for (const ControllerDescriptor* descriptor : controllers) {
+    std::vector<Built> built;
+    const auto create = [&](const ControllerDescriptor* descriptor) -> Status {
       runtime::EventRecorderOptions event_options;
       event_options.component = descriptor->component;
       event_options.metrics = &registry;
       Result<std::unique_ptr<runtime::EventRecorder>> recorder =
           runtime::EventRecorder::Create(runtime::NewRestEventSink(client), event_options);
-      if (!recorder.ok()) return fail(descriptor->name, recorder.status());
+      if (!recorder.ok()) return recorder.status();
       ControllerContext context{.options = options,
                                 .external_endpoint_controller = external_endpoint_controller,
                                 .local = {&client, &informers},
                                 .remotes = {},
                                 .events = recorder->get(),
-                                .metrics = &registry};
+                                .metrics = &registry,
+                                .stop = stop};
+      std::vector<cache::InformerFactory*> needs = {&informers};
       if (descriptor->remotes) {
         for (const RemoteClusterConfig& remote : descriptor->remotes(options)) {
-          context.remotes.emplace(
-              remote.name,
-              ClusterAccess{remotes.at(remote.name), remote_informers.at(remote.name).get()});
+          cache::InformerFactory* factory = remote_informers.at(remote.name).get();
+          context.remotes.emplace(remote.name, ClusterAccess{remotes.at(remote.name), factory});
+          needs.push_back(factory);
         }
       }
       Result<RunningController> created = descriptor->create(context);
-      if (!created.ok()) return fail(descriptor->name, created.status());
+      if (!created.ok()) return created.status();
       recorders.push_back(std::move(recorder).value());
-      running.push_back(std::move(created).value());
-    }
-    std::vector<cache::InformerFactory*> factories = {&informers};
-    for (auto& [name, factory] : remote_informers) factories.push_back(factory.get());
-    for (cache::InformerFactory* factory : factories) factory->Start();
-    const auto synced_all = [&factories] {
-      for (cache::InformerFactory* factory : factories) {
-        if (!factory->WaitForCacheSync(std::chrono::milliseconds(200))) return false;
-      }
+      built.push_back({descriptor, std::move(created).value(), std::move(needs)});
+      return Status();
+    };
+    // A factory, once synced, stays so for the controllers built so far (a controller built later
+    // may add informers to it: `synced_factories` is then cleared).
+    std::set<cache::InformerFactory*> synced_factories;
+    const auto factory_synced = [&synced_factories](cache::InformerFactory* factory) {
+      if (synced_factories.contains(factory)) return true;
+      // Short waits, so that one silent cluster does not delay checking the others.
+      if (!factory->WaitForCacheSync(std::chrono::milliseconds(50))) return false;
+      synced_factories.insert(factory);
       return true;
     };
+    // Starts each built controller whose caches synced; returns when all run or at `stop`.
     const auto deadline = std::chrono::steady_clock::now() + options.cache_sync_timeout;
-    while (!stop.stop_requested() && !synced_all()) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        SW_LOG(kWarning, "controller-manager: caches not synced after {} s; still waiting",
-               options.cache_sync_timeout.count() / 1000);
+    bool warned = false;
+    const auto start_when_synced = [&] {
+      while (!stop.stop_requested()) {
+        std::vector<std::string> waiting;
+        std::vector<std::string> starting;
+        for (Built& b : built) {
+          if (b.started) continue;
+          if (!std::ranges::all_of(b.needs, factory_synced)) {
+            waiting.push_back(b.descriptor->name);
+            continue;
+          }
+          if (stop.stop_requested()) return;
+          b.controller.start();
+          b.started = true;
+          starting.push_back(b.descriptor->name);
+        }
+        if (!starting.empty()) {
+          SW_LOG(kInfo, "controller-manager: caches synced; running {}{}",
+                 fmt::join(starting, ", "),
+                 waiting.empty() ? "" : fmt::format(" (waiting: {})", fmt::join(waiting, ", ")));
+        }
+        if (waiting.empty()) return;
+        // No busy loop: each waiting controller has an unsynced factory, which waited 50 ms.
+        if (!warned && std::chrono::steady_clock::now() > deadline) {
+          warned = true;
+          SW_LOG(kWarning, "controller-manager: caches not synced after {} s for {}; still waiting",
+                 options.cache_sync_timeout.count() / 1000, fmt::join(waiting, ", "));
+        }
       }
+    };
+    Status failed;
+    for (const bool remote : {false, true}) {
+      for (const ControllerDescriptor* descriptor : controllers) {
+        if (static_cast<bool>(descriptor->remotes) != remote || stop.stop_requested()) continue;
+        if (const Status status = create(descriptor); !status.ok()) {
+          failed = Status(status.code(), descriptor->name + ": " + status.ToString());
+          break;
+        }
+      }
+      if (!failed.ok() || stop.stop_requested()) break;
+      synced_factories.clear();
+      for (cache::InformerFactory* factory : factories) factory->Start();
+      start_when_synced();
     }
-    if (!stop.stop_requested()) {
-      for (const RunningController& controller : running) controller.start();
+    if (!failed.ok() && stop.stop_requested()) {
+      SW_LOG(kInfo, "controller-manager: stopped while building {}", failed.ToString());
+    } else if (!failed.ok()) {
+      SW_LOG(kError, "controller-manager: {}", failed.ToString());
+    } else if (!stop.stop_requested()) {
       synced = true;
-      SW_LOG(kInfo, "controller-manager: caches synced; running {}",
-             fmt::join(SelectedNames(), ", "));
-      WaitForStop(stop);
     }
+    WaitForStop(stop);
     synced = false;
     // Drain the syncs in flight before the Lease goes.
-    for (const RunningController& controller : running) controller.stop();
+    for (const Built& b : built) b.controller.stop();
     for (cache::InformerFactory* factory : factories) factory->Stop();
     for (const auto& recorder : recorders) recorder->ShutDown();
-  }
-
-  std::vector<std::string> SelectedNames() const {
-    std::vector<std::string> names;
-    for (const ControllerDescriptor* descriptor : controllers) names.push_back(descriptor->name);
-    return names;
   }
 };
 

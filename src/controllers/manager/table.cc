@@ -224,6 +224,7 @@ ControllerDescriptor McsAgent() {
     deps.broker_informers = broker.informers;
     deps.events = c.events;
     deps.metrics = c.metrics;
+    deps.stop = c.stop;
     SW_ASSIGN_OR_RETURN(auto created, mcs::Agent::Create(c.options.mcs, deps));
     return Hold(std::move(created));
   };

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +56,9 @@ struct ControllerContext {
   std::map<std::string, ClusterAccess, std::less<>> remotes;
   runtime::EventRecorder* events = nullptr;
   runtime::Registry* metrics = nullptr;
+  // Requested when the manager stops (or loses the Lease): a constructor that waits (the MCS
+  // agent waiting out its previous run's Lease) returns early on it.
+  std::stop_token stop{};
 };
 
 // A built controller, started once the caches synced and stopped (draining) by the manager.

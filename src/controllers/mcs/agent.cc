@@ -253,7 +253,7 @@ Result<std::unique_ptr<Agent>> Agent::Create(Options options, Deps deps) {
   // A previous run's Lease (this agent restarted within the TTL) is waited out; a live holder of
   // our id is refused. A broker that does not answer is not fatal: Start() runs once the broker's
   // caches synced, and the liveness thread keeps trying from there.
-  if (const Status acquired = agent->liveness_->AcquireOrWaitOut(); !acquired.ok()) {
+  if (const Status acquired = agent->liveness_->AcquireOrWaitOut(deps.stop); !acquired.ok()) {
     if (!IsRetryable(acquired)) return acquired;
     SW_LOG(kWarning, "mcs agent: {}; the Lease is taken once the broker answers",
            acquired.ToString());
@@ -682,7 +682,8 @@ Status Agent::DeleteBrokerSlices(const std::string& key) {
 
 // ---- Import side ----
 
-Status Agent::EnsureDerivedService(const model::ServiceImport& service_import) {
+Result<std::optional<model::Service>> Agent::EnsureDerivedService(
+    const model::ServiceImport& service_import) {
   const std::string& ns = service_import.metadata.namespace_;
   const std::string derived_name =
       ::slicewright::mcs::DerivedServiceName(ns, service_import.metadata.name);
@@ -708,18 +709,22 @@ Status Agent::EnsureDerivedService(const model::ServiceImport& service_import) {
     out.app_protocol = port.app_protocol;
   }
   const auto current = services_.store().Get(ns, derived_name);
-  if (current == nullptr) return service_client_.Create(desired).status();
+  if (current == nullptr) {
+    SW_ASSIGN_OR_RETURN(model::Service created, service_client_.Create(desired));
+    return std::optional<model::Service>(std::move(created));
+  }
   // Kept up to date with the import (the reference controller never updates it): ports,
   // affinity. A change of families needs a new Service (they are immutable past dual-stack
   // upgrades), so it is deleted and created again on the next sync.
   if (current->spec.ip_families != desired.spec.ip_families) {
-    return service_client_.Delete(ns, derived_name);
+    SW_RETURN_IF_ERROR(service_client_.Delete(ns, derived_name));
+    return std::optional<model::Service>();
   }
   if (current->spec.ports == desired.spec.ports &&
       current->spec.session_affinity == desired.spec.session_affinity &&
       current->spec.session_affinity_config == desired.spec.session_affinity_config &&
       current->metadata.owner_references == desired.metadata.owner_references) {
-    return Status();
+    return std::optional<model::Service>(*current);
   }
   model::Service updated = *current;
   updated.spec.ports = desired.spec.ports;
@@ -727,7 +732,8 @@ Status Agent::EnsureDerivedService(const model::ServiceImport& service_import) {
   updated.spec.session_affinity_config = desired.spec.session_affinity_config;
   updated.metadata.owner_references = desired.metadata.owner_references;
   updated.metadata.labels[std::string(model::kLabelMcsServiceName)] = service_import.metadata.name;
-  return service_client_.Update(updated).status();
+  SW_ASSIGN_OR_RETURN(updated, service_client_.Update(updated));
+  return std::optional<model::Service>(std::move(updated));
 }
 
 Status Agent::SyncImport(const std::string& key) {
@@ -787,7 +793,18 @@ Status Agent::SyncImport(const std::string& key) {
   }
 
   if (derived_service) {
-    SW_RETURN_IF_ERROR(EnsureDerivedService(written));
+    SW_ASSIGN_OR_RETURN(const std::optional<model::Service> derived, EnsureDerivedService(written));
+    // A derived Service just created has its ClusterIP(s) in the create's answer: spec.ips now,
+    // from the import as just written, rather than on the next sync, which woken by the
+    // Service's add event would start from a cache that may not have our writes yet (a
+    // conflict, retried with backoff: under a burst of exports, rounds and writes wasted).
+    if (derived.has_value()) {
+      std::vector<std::string> ips = ClusterSetIps(*derived, written.spec.ip_families);
+      if (!ips.empty() && ips != written.spec.ips) {
+        written.spec.ips = std::move(ips);
+        SW_ASSIGN_OR_RETURN(written, import_client_.Update(written));
+      }
+    }
   } else if (services_.store().Get(ns, derived_name) != nullptr) {
     // Headless imports have no derived Service and no IPs (spec §6 C4), nor have imports this
     // cluster cannot serve.

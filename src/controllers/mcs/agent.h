@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,11 +35,13 @@ namespace slicewright::controllers::mcs {
 
 struct Deps {
   client::RestClient* client = nullptr;                // this cluster; required
-  cache::InformerFactory* informers = nullptr;         // this cluster's; required, not yet started
+  cache::InformerFactory* informers = nullptr;         // this cluster's; required
   client::RestClient* broker = nullptr;                // required
-  cache::InformerFactory* broker_informers = nullptr;  // required, not yet started
+  cache::InformerFactory* broker_informers = nullptr;  // required
   runtime::EventRecorder* events = nullptr;            // optional
   runtime::Registry* metrics = nullptr;                // optional
+  // Ends Create()'s wait for a previous run's Lease (kCancelled) when the process stops.
+  std::stop_token stop{};
 };
 
 // The Events' source component.
@@ -88,7 +91,10 @@ class Agent final {
   Status StartDns();
   // The valid records of "namespace/name" in the broker cache (invalid ones are logged).
   std::vector<model::ServiceExportRecord> RecordsFor(const std::string& key) const;
-  Status EnsureDerivedService(const model::ServiceImport& service_import);
+  // Creates or updates the import's derived Service; the Service as written (created or updated)
+  // or as cached, or nullopt when it was deleted to be created again.
+  Result<std::optional<model::Service>> EnsureDerivedService(
+      const model::ServiceImport& service_import);
   // Whether `cluster`'s Lease in the broker is current (ours always is).
   bool IsLive(const std::string& cluster) const;
   // The export side's slices: the exported Service's endpoints in the broker, owned by `record`.

@@ -144,9 +144,15 @@ Status ClusterLiveness::AcquireLocked() {
   return Status();
 }
 
-Status ClusterLiveness::AcquireOrWaitOut() {
+Status ClusterLiveness::AcquireOrWaitOut(const std::stop_token& stop) {
   const Clock::Duration retry = std::min(options_.lease_duration / 3, kMaxRetry);
   std::optional<model::LeaseSpec> first;
+  // Wakes the wait below at once on `stop` (SIGTERM while an agent waits out its old Lease).
+  const std::stop_callback wake(stop, [this] {
+    MutexLock lock(mu_);
+    cv_.NotifyAll();
+  });
+  const auto stopped = [&]() SW_REQUIRES(mu_) { return stopping_ || stop.stop_requested(); };
   while (true) {
     const Status acquired = Acquire();
     if (acquired.code() != StatusCode::kAlreadyExists) return acquired;
@@ -162,9 +168,10 @@ Status ClusterLiveness::AcquireOrWaitOut() {
                                 "; it was renewed while we waited, so a live member uses this id");
     }
     const Clock::TimePoint until = clock_.Now() + retry;
-    while (!stopping_ && clock_.Now() < until) clock_.WaitUntil(cv_, mu_, until);
-    if (stopping_) {
-      return InvalidError("mcs liveness: cluster " + options_.cluster_id + ": stopped");
+    while (!stopped() && clock_.Now() < until) clock_.WaitUntil(cv_, mu_, until);
+    if (stopped()) {
+      return Status(StatusCode::kCancelled, "mcs liveness: cluster " + options_.cluster_id +
+                                                ": stopped while waiting for the Lease to expire");
     }
   }
 }

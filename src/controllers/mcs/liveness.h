@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -96,8 +97,9 @@ class ClusterLiveness final {
   // run of this cluster, killed without releasing it) is waited out and then taken over, so an
   // agent restarted within the TTL starts once its old Lease expires. One renewed while we wait
   // belongs to a live member: kAlreadyExists, its message saying so. Other errors as Acquire().
-  // Blocks for at most the held Lease's remaining duration and a retry (min(duration/3, 2 s)).
-  Status AcquireOrWaitOut();
+  // Blocks for at most the held Lease's remaining duration and a retry (min(duration/3, 2 s)),
+  // or until `stop` is requested or Stop() is called: then kCancelled.
+  Status AcquireOrWaitOut(const std::stop_token& stop = {});
   // Acquire() unless done, then waits up to sync_timeout for the Lease cache (call it once the
   // broker informers are started; kTimeout if it does not sync), judges, reports the clusters
   // live now through on_change, and starts renewing and judging on its thread. When Acquire()

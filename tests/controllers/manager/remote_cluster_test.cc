@@ -2,6 +2,8 @@
 // cannot connect fails Create. (Apart from table_test.cc, whose JSON parsing the tsan build, which
 // compiles the Concurrent* tests at -O1, need not compile.)
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <stop_token>
 #include <string>
@@ -11,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "slicewright/client/typed_client.h"
+#include "slicewright/model/well_known.h"
 
 #include "controllers/manager/manager.h"
 #include "controllers/manager/table.h"
@@ -86,6 +89,91 @@ TEST(ManagerRemoteClusterTest, ConcurrentControllerReadsAnotherCluster) {
   stop.request_stop();
   runner.join();
   EXPECT_TRUE(sees);
+}
+
+// A remote cluster that does not answer (the broker down when the member starts) holds back only
+// the controller that reads it: the member's own EndpointSlice controller starts at once and
+// writes its slices; the remote one starts when that cluster answers.
+TEST(ManagerRemoteClusterTest, ConcurrentSilentClusterHoldsBackOnlyItsController) {
+  test_support::TempDir local_dir;
+  test_support::TempDir other_dir;
+  auto local_server = test_support::StartLoopbackApiServer(local_dir.path());
+  auto other_server = test_support::StartLoopbackApiServer(other_dir.path());
+  const std::uint16_t other_port = other_server->port();
+  auto local_client = test_support::LoopbackClient(local_server->port());
+  auto other_client = test_support::LoopbackClient(other_port);
+
+  const auto create_service = [](client::RestClient& rest, const std::string& name) {
+    model::Service service;
+    service.metadata.name = name;
+    service.metadata.namespace_ = "default";
+    service.spec.selector = model::StringMap{{"app", name}};
+    service.spec.ports.emplace_back().port = 80;
+    return client::TypedClient<model::Service>(rest, client::ServiceCodec()).Create(service).ok();
+  };
+  ASSERT_TRUE(create_service(*local_client, "here"));
+  ASSERT_TRUE(create_service(*other_client, "there"));
+  other_server.reset();  // the other cluster is down from now on
+
+  std::atomic<SeesOtherCluster*> seen{nullptr};
+  ControllerDescriptor remote;
+  remote.name = "two-clusters";
+  remote.component = "two-clusters-controller";
+  remote.remotes = [](const ManagerOptions&) {
+    return std::vector<RemoteClusterConfig>{{.name = "other"}};
+  };
+  remote.create = [&seen](const ControllerContext& context) -> Result<RunningController> {
+    auto controller = std::make_unique<SeesOtherCluster>(
+        context.local.informers->Services(), context.remotes.at("other").informers->Services());
+    seen = controller.get();
+    return Hold(std::move(controller));
+  };
+  Result<const ControllerDescriptor*> endpointslice =
+      FindController(BuiltinControllers(), "endpointslice");
+  ASSERT_TRUE(endpointslice.ok());
+  const ControllerTable table = {**endpointslice, remote};
+
+  ManagerOptions options;
+  options.port = -1;
+  options.leader_elect = false;
+  options.controllers = {"endpointslice", "two-clusters"};
+  auto manager = Manager::Create(options, *local_client, {{"other", other_client.get()}}, table);
+  ASSERT_TRUE(manager.ok()) << manager.status().ToString();
+  std::stop_source stop;
+  std::thread runner([&] { (void)(*manager)->Run(stop.get_token()); });
+
+  // The local controller runs: "here" gets its placeholder slice, the other cluster still down.
+  client::TypedClient<model::EndpointSlice> slices(*local_client, client::EndpointSliceCodec());
+  const bool local_ran = test_support::Eventually([&] {
+    client::ListOptions list;
+    list.label_selector = std::string(model::kLabelServiceName) + "=here";
+    auto listed = slices.ListAll("default", list);
+    return listed.ok() && listed->items.size() == 1;
+  });
+  // The remote controller is built (its informers started, failing) but not started.
+  const bool built = test_support::Eventually([&] { return seen.load() != nullptr; });
+  // Lets its reflectors fail at least once, so the start below is a retry's doing.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const bool held_back = built && !seen.load()->started;
+  const bool not_ready = !(*manager)->Ready();
+
+  // The other cluster answers again (same port, same data): the remote controller starts.
+  apiserver::ServeOptions serve;
+  serve.listen = "127.0.0.1:" + std::to_string(other_port);
+  serve.data_dir = other_dir.path();
+  serve.io_threads = 2;
+  auto restarted = apiserver::RunningApiServer::Start(std::move(serve));
+  ASSERT_TRUE(restarted.ok()) << restarted.status().ToString();
+  // The reflectors' backoff (0.8 s doubling, jittered) decides when they retry.
+  const bool remote_ran = test_support::Eventually(
+      [&] { return (*manager)->Ready() && seen != nullptr && seen.load()->Sees("here", "there"); },
+      std::chrono::seconds(60));
+  stop.request_stop();
+  runner.join();
+  EXPECT_TRUE(local_ran);
+  EXPECT_TRUE(held_back);
+  EXPECT_TRUE(not_ready);
+  EXPECT_TRUE(remote_ran);
 }
 
 // A cluster the caller did not pass is connected from the descriptor's kubeconfig; a bad one

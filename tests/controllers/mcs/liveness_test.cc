@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <utility>
@@ -386,6 +387,33 @@ TEST_F(LivenessTest, AnAgentRestartedWithinTheTtlWaitsOutItsPreviousRunsLease) {
   ASSERT_TRUE(lease.has_value());
   EXPECT_EQ(lease->spec.holder_identity, "host-a_2");
   EXPECT_TRUE(restarted->Start().ok());
+}
+
+// SIGTERM while an agent waits out its previous run's Lease: the stop token ends the wait at
+// once (kCancelled), with no fake time passing and the old Lease left as it was.
+TEST_F(LivenessTest, WaitingOutAPreviousRunsLeaseEndsOnStop) {
+  ClusterLiveness* restarted = Member("cluster-a", "host-a_2", 30s, /*start=*/false);
+  ASSERT_NE(restarted, nullptr);
+  PutLease("cluster-a", "host-a_1", Micros(restarted->WallNow()), 30);
+  std::stop_source stop;
+  Status answer;
+  std::atomic<bool> done{false};
+  std::thread waiter([&] {
+    answer = restarted->AcquireOrWaitOut(stop.get_token());
+    done = true;
+  });
+  // It is waiting (on the fake clock, which never advances here).
+  const bool waiting = Eventually([&] { return clock_.Waiters() > 0; });
+  stop.request_stop();
+  const bool ended = Eventually([&] { return done.load(); }, 5s);
+  if (!ended) restarted->Stop();  // not to hang the test
+  waiter.join();
+  EXPECT_TRUE(waiting);
+  EXPECT_TRUE(ended);
+  EXPECT_EQ(answer.code(), StatusCode::kCancelled) << answer.ToString();
+  EXPECT_EQ(GetLease("cluster-a")->spec.holder_identity, "host-a_1");
+  // A stop already requested ends it before any wait.
+  EXPECT_EQ(restarted->AcquireOrWaitOut(stop.get_token()).code(), StatusCode::kCancelled);
 }
 
 TEST_F(LivenessTest, WaitingOutALeaseThatIsRenewedMeanwhileIsRefused) {
