@@ -364,30 +364,39 @@ void ClusterLiveness::Run() {
       if (renewed.ok()) {
         acquired_ = true;
         next_renew_ = now + period;
-        if (frozen_) {
-          // Everyone renews through the broker we just got back: each cluster that was live
-          // gets a full lease duration from now before it can expire.
-          frozen_ = false;
-          for (auto& [id, tracked] : tracked_) {
-            if (tracked.live) tracked.changed_at = now;
-          }
-          SW_LOG(kInfo, "mcs liveness: cluster {}: renewed Lease {} again; judging liveness",
-                 options_.cluster_id, lease_name_);
-          if (options_.on_resumed) {
-            lock.Unlock();
-            options_.on_resumed();
-            lock.Lock();
-            if (stopping_) break;
-          }
+        if (frozen_ && !resume_after_.has_value()) {
+          // The broker answers again, but the Lease cache may still show the outage (its watch
+          // comes back after a backoff of up to 30 s): judging from it would expire every member
+          // whose renewals it has not seen yet. Stay frozen until it shows this renewal.
+          resume_after_ = ours_.has_value() ? ours_->spec.renew_time : std::nullopt;
+          if (!resume_after_.has_value()) resume_after_ = model::Time{};
         }
       } else {
         next_renew_ = now + retry;
+        resume_after_.reset();
         if (!frozen_) {
           frozen_ = true;
           SW_LOG(kWarning,
                  "mcs liveness: cluster {}: {}; no cluster is expired until a renewal succeeds",
                  options_.cluster_id, renewed.ToString());
         }
+      }
+    }
+    if (frozen_ && resume_after_.has_value() && CachedRenewalLocked(*resume_after_)) {
+      // Everyone renews through the broker we just got back, and our cache follows it again:
+      // each cluster that was live gets a full lease duration from now before it can expire.
+      frozen_ = false;
+      resume_after_.reset();
+      for (auto& [id, tracked] : tracked_) {
+        if (tracked.live) tracked.changed_at = now;
+      }
+      SW_LOG(kInfo, "mcs liveness: cluster {}: renewed Lease {} again; judging liveness",
+             options_.cluster_id, lease_name_);
+      if (options_.on_resumed) {
+        lock.Unlock();
+        options_.on_resumed();
+        lock.Lock();
+        if (stopping_) break;
       }
     }
     dirty_ = false;
@@ -402,6 +411,11 @@ void ClusterLiveness::Run() {
     if (dirty_ || stopping_) continue;
     clock_.WaitUntil(cv_, mu_, std::min(next_renew_, next_expiry_));
   }
+}
+
+bool ClusterLiveness::CachedRenewalLocked(model::Time renewed_at) const {
+  const auto lease = leases_.store().Get(options_.broker_namespace, lease_name_);
+  return lease != nullptr && lease->spec.renew_time.value_or(model::Time{}) >= renewed_at;
 }
 
 bool ClusterLiveness::LiveAtLocked(const Tracked& tracked, Clock::TimePoint now,

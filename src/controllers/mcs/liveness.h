@@ -162,6 +162,8 @@ class ClusterLiveness final {
   void Run();
   // Reads the Lease cache, updates `tracked_` and returns what changed; sets next_expiry_.
   std::vector<Change> JudgeLocked(Clock::TimePoint now) SW_REQUIRES(mu_);
+  // True when the Lease cache holds our Lease renewed at `renewed_at` or later.
+  bool CachedRenewalLocked(model::Time renewed_at) const SW_REQUIRES(mu_);
   bool LiveAtLocked(const Tracked& tracked, Clock::TimePoint now, model::Time wall_now) const
       SW_REQUIRES(mu_);
   Clock::TimePoint ExpiryLocked(const Tracked& tracked) const SW_REQUIRES(mu_);
@@ -185,6 +187,8 @@ class ClusterLiveness final {
   bool stopping_ SW_GUARDED_BY(mu_) = false;
   bool dirty_ SW_GUARDED_BY(mu_) = false;   // a Lease event since the last judgement
   bool frozen_ SW_GUARDED_BY(mu_) = false;  // our last renewal failed
+  // Frozen, a renewal succeeded at this renewTime, and the Lease cache has not shown it yet.
+  std::optional<model::Time> resume_after_ SW_GUARDED_BY(mu_);
   std::uint64_t rounds_ SW_GUARDED_BY(mu_) = 0;
   // Start()'s previously_live, until the first judgement.
   std::vector<std::string> previously_live_ SW_GUARDED_BY(mu_);

@@ -136,7 +136,17 @@ class LivenessTest : public ::testing::Test {
   // Writes another member's Lease as its agent would, renewed at `renew`.
   void PutLease(const std::string& id, const std::string& holder, model::Time renew,
                 std::int32_t seconds) {
-    model::Lease lease = GetLease(id).value_or(model::Lease{});
+    PutLeaseOn(*client_, id, holder, renew, seconds);
+  }
+  static void PutLeaseOn(client::RestClient& on, const std::string& id, const std::string& holder,
+                         model::Time renew, std::int32_t seconds) {
+    model::Lease lease;
+    if (Result<std::string> got =
+            on.Get(client::LeasesResource(), kBrokerNamespace, LivenessLeaseName(id));
+        got.ok()) {
+      Result<model::Lease> decoded = codec::DecodeLease(*got);
+      if (decoded.ok()) lease = std::move(decoded).value();
+    }
     lease.metadata.name = LivenessLeaseName(id);
     lease.metadata.namespace_ = kBrokerNamespace;
     lease.metadata.labels[std::string(model::kLabelMcsSourceCluster)] = id;
@@ -145,10 +155,9 @@ class LivenessTest : public ::testing::Test {
     lease.spec.renew_time = renew;
     const bool exists = !lease.metadata.resource_version.empty();
     Result<std::string> written =
-        exists ? client_->Update(client::LeasesResource(), kBrokerNamespace, lease.metadata.name,
-                                 codec::EncodeLease(lease))
-               : client_->Create(client::LeasesResource(), kBrokerNamespace,
-                                 codec::EncodeLease(lease));
+        exists ? on.Update(client::LeasesResource(), kBrokerNamespace, lease.metadata.name,
+                           codec::EncodeLease(lease))
+               : on.Create(client::LeasesResource(), kBrokerNamespace, codec::EncodeLease(lease));
     ASSERT_TRUE(written.ok()) << written.status().ToString();
   }
 
@@ -540,6 +549,71 @@ TEST_F(LivenessTest, ABrokerOutageExpiresNobody) {
   clock_.Advance(31s);
   ASSERT_TRUE(Eventually([&] { return changes_.Saw("cluster-b", false); }));
   EXPECT_FALSE(a->IsLive("cluster-b"));
+}
+
+// The broker is back, but the Lease cache has not caught up yet (its watch comes back after a
+// backoff): judging stays frozen until the cache shows our own renewal, so a member whose renewals
+// the cache has not seen is not expired meanwhile (the fault test's broker restart under ASan).
+TEST_F(LivenessTest, AfterAnOutageJudgingWaitsForTheCacheToShowOurRenewal) {
+  // The cache reads a second API server that this test fills by hand: it lags as the test says.
+  TempDir cache_dir;
+  std::unique_ptr<apiserver::RunningApiServer> cache_server =
+      test_support::StartLoopbackApiServer(cache_dir.path());
+  std::unique_ptr<client::RestClient> cache_client = LoopbackClient(cache_server->port());
+  ASSERT_TRUE(cache_client
+                  ->Create(client::NamespacesResource(), "",
+                           R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" +
+                               std::string(kBrokerNamespace) + R"("}})")
+                  .ok());
+  cache::InformerFactory cache_informers(*cache_client);
+  LivenessOptions options;
+  options.cluster_id = "cluster-a";
+  options.broker_namespace = kBrokerNamespace;
+  options.identity = "host-a_1";
+  options.lease_duration = 30s;
+  options.on_change = [this](const std::string& cluster, bool live) {
+    changes_.Record(cluster, live);
+  };
+  options.on_resumed = [this] { ++resumed_; };
+  Result<std::unique_ptr<ClusterLiveness>> made = ClusterLiveness::Create(
+      std::move(options),
+      {.broker = renew_client_.get(), .broker_informers = &cache_informers, .clock = &clock_});
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  std::unique_ptr<ClusterLiveness> a = std::move(made).value();
+  cache_informers.Start();
+  const model::Time renewed = Micros(a->WallNow());
+  PutLeaseOn(*cache_client, "cluster-b", "host-b_1", renewed, 30);
+  ASSERT_TRUE(a->Start().ok());
+  ASSERT_TRUE(Eventually([&] { return a->IsLive("cluster-b"); }));
+
+  server_.reset();
+  clock_.Advance(10s);
+  ASSERT_TRUE(Eventually([&] { return a->Frozen(); }));
+  RestartBroker();
+  // Our renewals succeed again, far past cluster-b's expiry, but the cache shows none of them.
+  for (int i = 0; i < 6; ++i) {
+    const std::uint64_t rounds = a->Rounds();
+    clock_.Advance(10s);
+    ASSERT_TRUE(Eventually([&] { return a->Rounds() > rounds; }));
+    ASSERT_TRUE(a->Frozen()) << "after " << (i + 1) * 10 << " s";
+    ASSERT_TRUE(a->IsLive("cluster-b"));
+  }
+  ASSERT_TRUE(GetLease("cluster-a").has_value());
+  EXPECT_EQ(resumed_.load(), 0);
+
+  // The cache catches up with our Lease as the broker holds it: judging resumes, and cluster-b
+  // gets a full lease duration from now.
+  const model::Lease ours = *GetLease("cluster-a");
+  PutLeaseOn(*cache_client, "cluster-a", ours.spec.holder_identity.value_or(""),
+             ours.spec.renew_time.value_or(model::Time{}), 30);
+  ASSERT_TRUE(Eventually([&] { return !a->Frozen(); }));
+  EXPECT_EQ(resumed_.load(), 1);
+  EXPECT_TRUE(a->IsLive("cluster-b"));
+  EXPECT_FALSE(changes_.Saw("cluster-b", false));
+  clock_.Advance(31s);
+  ASSERT_TRUE(Eventually([&] { return changes_.Saw("cluster-b", false); }));
+  a->Stop();
+  cache_informers.Stop();
 }
 
 }  // namespace
