@@ -58,15 +58,21 @@
 
 #include "controllers/mcs/kinds.h"
 #include "driver.h"
+#include "workload.h"
 
 namespace {
 
 using namespace slicewright;
 using bench::Child;
+using bench::HttpPod;
+using bench::HttpService;
 using bench::ParallelFor;
 using bench::Percentile;
+using bench::PodIp;
 using bench::SecondsSince;
+using bench::SetStatus;
 using bench::SteadyClock;
+using bench::UnthrottledClient;
 
 struct Options {
   std::string server = "build/release/src/cli/slicewright";
@@ -82,7 +88,6 @@ struct Options {
 };
 
 constexpr int kNamespaces = 10;
-constexpr int kTargetPort = 8080;
 constexpr int kNodes = 3;
 constexpr auto kConvergeTimeout = std::chrono::seconds(300);
 
@@ -92,21 +97,6 @@ std::string ServiceKey(int service) { return Namespace(service) + "/" + ServiceN
 
 // Pod addresses unique in the ClusterSet: cluster-1's from 10.64.0.0/10, cluster-2's from
 // 10.128.0.0/10 (the simulator's own pods, of which there are none here, use 10.244+).
-std::string PodIp(int cluster, std::int64_t index) {
-  return "10." + std::to_string(64 * cluster + (index >> 16) % 64) + "." +
-         std::to_string((index >> 8) & 255) + "." + std::to_string(index & 255);
-}
-
-void SetStatus(model::Pod& pod, const std::string& ip, bool ready) {
-  pod.status.phase = "Running";
-  pod.status.pod_ip = ip;
-  pod.status.pod_ips = {ip};
-  model::PodCondition condition;
-  condition.type = "Ready";
-  condition.status = ready ? "True" : "False";
-  pod.status.conditions = {condition};
-}
-
 std::string LabelOf(const model::ObjectMeta& meta, std::string_view key) {
   auto it = meta.labels.find(key);
   return it == meta.labels.end() ? std::string() : it->second;
@@ -307,23 +297,6 @@ struct Member {
   std::unique_ptr<cache::Informer<model::ServiceImport>> imports;
 };
 
-Result<std::unique_ptr<client::RestClient>> ClientFor(const std::string& kubeconfig,
-                                                      const std::string& context) {
-  client::LoadOptions load;
-  load.kubeconfig = kubeconfig;
-  load.context = context;
-  SW_ASSIGN_OR_RETURN(client::RestConfig config, client::LoadRestConfig(load));
-  client::TransportOptions transport_options;
-  transport_options.max_idle_connections = 64;
-  SW_ASSIGN_OR_RETURN(std::unique_ptr<client::Transport> transport,
-                      client::Transport::Create(config, transport_options));
-  client::RestClientOptions client_options;
-  client_options.qps = 1e6;
-  client_options.burst = 1000000;
-  return client::RestClient::Create(std::shared_ptr<client::Transport>(std::move(transport)),
-                                    client_options);
-}
-
 // Waits until `done()` or `timeout`; kTimeout with `what()` when it is not.
 template <typename Done, typename What>
 Status WaitFor(Done done, What what, SteadyClock::duration timeout) {
@@ -392,11 +365,11 @@ class Simulation final {
     SW_RETURN_IF_ERROR(
         dev_->WaitForLine("kubeconfig (contexts", std::chrono::seconds(120)).status());
     const std::string kubeconfig = (root_ / "kubeconfig").string();
-    SW_ASSIGN_OR_RETURN(broker_, ClientFor(kubeconfig, "broker"));
+    SW_ASSIGN_OR_RETURN(broker_, UnthrottledClient(kubeconfig, "broker"));
     for (int i = 1; i <= options_.clusters; ++i) {
       Member member;
       member.name = "cluster-" + std::to_string(i);
-      SW_ASSIGN_OR_RETURN(member.client, ClientFor(kubeconfig, member.name));
+      SW_ASSIGN_OR_RETURN(member.client, UnthrottledClient(kubeconfig, member.name));
       members_.push_back(std::move(member));
     }
     return Status();
@@ -473,19 +446,9 @@ class Simulation final {
     pods_out->assign(static_cast<std::size_t>(total), model::Pod{});
     SW_RETURN_IF_ERROR(ParallelFor(options_.clients, total, [&](std::int64_t i) -> Status {
       const int service = static_cast<int>(i / options_.pods);
-      model::Pod pod;
-      pod.metadata.namespace_ = Namespace(service);
-      pod.metadata.name = ServiceName(service) + "-" + std::to_string(i % options_.pods);
-      pod.metadata.labels = {{"app", ServiceName(service)}};
-      pod.spec.node_name = "bench-node-" + std::to_string(i % kNodes);
-      model::Container container;
-      container.name = "app";
-      container.image = "registry.k8s.io/pause:3.9";
-      model::ContainerPort port;
-      port.name = "http";
-      port.container_port = kTargetPort;
-      container.ports = {port};
-      pod.spec.containers = {container};
+      const model::Pod pod = HttpPod(
+          Namespace(service), ServiceName(service) + "-" + std::to_string(i % options_.pods),
+          ServiceName(service), "bench-node-" + std::to_string(i % kNodes));
       SW_ASSIGN_OR_RETURN(model::Pod created, pod_client.Create(pod));
       SetStatus(created, PodIp(cluster + 1, i), true);
       SW_ASSIGN_OR_RETURN((*pods_out)[static_cast<std::size_t>(i)],
@@ -494,16 +457,9 @@ class Simulation final {
     }));
     client::TypedClient<model::Service> services(rest, client::ServiceCodec());
     return ParallelFor(options_.clients, count, [&](std::int64_t i) {
-      model::Service service;
-      service.metadata.namespace_ = Namespace(static_cast<int>(i));
-      service.metadata.name = ServiceName(static_cast<int>(i));
-      service.spec.selector = model::StringMap{{"app", service.metadata.name}};
-      model::ServicePort port;
-      port.name = "http";
-      port.port = 80;
-      port.target_port = model::IntOrString::FromString("http");
-      service.spec.ports = {port};
-      return services.Create(service).status();
+      return services
+          .Create(HttpService(Namespace(static_cast<int>(i)), ServiceName(static_cast<int>(i))))
+          .status();
     });
   }
 

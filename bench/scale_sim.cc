@@ -52,15 +52,20 @@
 #include "slicewright/model/well_known.h"
 
 #include "driver.h"
+#include "workload.h"
 
 namespace {
 
 using namespace slicewright;
 using bench::Child;
+using bench::HttpPod;
+using bench::HttpService;
 using bench::ParallelFor;
 using bench::Percentile;
 using bench::SecondsSince;
+using bench::SetStatus;
 using bench::SteadyClock;
+using bench::UnthrottledClient;
 
 struct Options {
   std::string server = "build/h-bench/src/cli/slicewright";
@@ -75,7 +80,6 @@ struct Options {
 };
 
 constexpr int kNamespaces = 10;
-constexpr int kTargetPort = 8080;
 
 struct Deployment {
   std::string namespace_;
@@ -106,36 +110,11 @@ std::vector<Deployment> PlanDeployments(const Options& options) {
   return out;
 }
 
-std::string PodIp(std::int64_t index) {
-  return "10." + std::to_string(64 + (index >> 16) % 64) + "." +
-         std::to_string((index >> 8) & 255) + "." + std::to_string(index & 255);
-}
+// Pod IPs as cluster 1's (workload.h).
+std::string PodIp(std::int64_t index) { return bench::PodIp(1, index); }
 
 model::Pod MakePod(const Deployment& d, const std::string& name, int node) {
-  model::Pod pod;
-  pod.metadata.namespace_ = d.namespace_;
-  pod.metadata.name = name;
-  pod.metadata.labels = {{"app", d.name}};
-  pod.spec.node_name = "node-" + std::to_string(node);
-  model::Container container;
-  container.name = "app";
-  container.image = "registry.k8s.io/pause:3.9";
-  model::ContainerPort port;
-  port.name = "http";
-  port.container_port = kTargetPort;
-  container.ports = {port};
-  pod.spec.containers = {container};
-  return pod;
-}
-
-void SetStatus(model::Pod& pod, const std::string& ip, bool ready) {
-  pod.status.phase = "Running";
-  pod.status.pod_ip = ip;
-  pod.status.pod_ips = {ip};
-  model::PodCondition condition;
-  condition.type = "Ready";
-  condition.status = ready ? "True" : "False";
-  pod.status.conditions = {condition};
+  return HttpPod(d.namespace_, name, d.name, "node-" + std::to_string(node));
 }
 
 // What the driver sees of the controller's slices, kept by an informer handler.
@@ -281,19 +260,7 @@ class Simulation {
                                      (root_ / "apiserver.log").string()));
     SW_RETURN_IF_ERROR(
         apiserver_->WaitForLine("kubeconfig written", std::chrono::seconds(60)).status());
-    client::LoadOptions load;
-    load.kubeconfig = kubeconfig;
-    SW_ASSIGN_OR_RETURN(client::RestConfig config, client::LoadRestConfig(load));
-    client::TransportOptions transport_options;
-    transport_options.max_idle_connections = 64;
-    SW_ASSIGN_OR_RETURN(std::unique_ptr<client::Transport> transport,
-                        client::Transport::Create(config, transport_options));
-    client::RestClientOptions client_options;
-    client_options.qps = 1e6;
-    client_options.burst = 1000000;
-    SW_ASSIGN_OR_RETURN(
-        rest_, client::RestClient::Create(std::shared_ptr<client::Transport>(std::move(transport)),
-                                          client_options));
+    SW_ASSIGN_OR_RETURN(rest_, UnthrottledClient(kubeconfig));
     return Status();
   }
 
@@ -322,16 +289,7 @@ class Simulation {
     SW_RETURN_IF_ERROR(ParallelFor(
         options_.clients, static_cast<std::int64_t>(with_service.size()), [&](std::int64_t i) {
           const Deployment& d = *with_service[static_cast<std::size_t>(i)];
-          model::Service service;
-          service.metadata.namespace_ = d.namespace_;
-          service.metadata.name = d.name;
-          service.spec.selector = model::StringMap{{"app", d.name}};
-          model::ServicePort port;
-          port.name = "http";
-          port.port = 80;
-          port.target_port = model::IntOrString::FromString("http");
-          service.spec.ports = {port};
-          return services.Create(service).status();
+          return services.Create(HttpService(d.namespace_, d.name)).status();
         }));
     // Pods of every deployment; those of Services are what the controller publishes.
     std::vector<std::pair<const Deployment*, int>> pods;
