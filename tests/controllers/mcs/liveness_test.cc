@@ -51,6 +51,14 @@ std::unique_ptr<client::RestClient> NoRetryClient(std::uint16_t port) {
   return std::move(rest).value();
 }
 
+bool CreateBrokerNamespace(client::RestClient& on) {
+  return on
+      .Create(client::NamespacesResource(), "",
+              R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" +
+                  std::string(kBrokerNamespace) + R"("}})")
+      .ok();
+}
+
 // A time as a Lease carries it (MicroTime: whole microseconds).
 model::Time Micros(model::Time time) { return model::Time{time.unix_nanos / 1000 * 1000}; }
 
@@ -85,11 +93,7 @@ class LivenessTest : public ::testing::Test {
     port_ = server_->port();
     client_ = LoopbackClient(port_);
     renew_client_ = NoRetryClient(port_);
-    ASSERT_TRUE(client_
-                    ->Create(client::NamespacesResource(), "",
-                             R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" +
-                                 std::string(kBrokerNamespace) + R"("}})")
-                    .ok());
+    ASSERT_TRUE(CreateBrokerNamespace(*client_));
     informers_ = std::make_unique<cache::InformerFactory>(*client_);
   }
 
@@ -560,11 +564,7 @@ TEST_F(LivenessTest, AfterAnOutageJudgingWaitsForTheCacheToShowOurRenewal) {
   std::unique_ptr<apiserver::RunningApiServer> cache_server =
       test_support::StartLoopbackApiServer(cache_dir.path());
   std::unique_ptr<client::RestClient> cache_client = LoopbackClient(cache_server->port());
-  ASSERT_TRUE(cache_client
-                  ->Create(client::NamespacesResource(), "",
-                           R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" +
-                               std::string(kBrokerNamespace) + R"("}})")
-                  .ok());
+  ASSERT_TRUE(CreateBrokerNamespace(*cache_client));
   cache::InformerFactory cache_informers(*cache_client);
   LivenessOptions options;
   options.cluster_id = "cluster-a";
