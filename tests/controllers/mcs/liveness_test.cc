@@ -526,20 +526,7 @@ TEST_F(LivenessTest, ABrokerOutageExpiresNobody) {
 
   // The broker returns (same port, same data): our renewal succeeds and judging resumes, but
   // cluster-b gets a full lease duration from then to renew.
-  apiserver::ServeOptions options;
-  options.listen = "127.0.0.1:" + std::to_string(port_);
-  options.data_dir = dir_.path();
-  options.io_threads = 2;
-  std::string last_error;
-  ASSERT_TRUE(Eventually([&] {
-    auto restarted = apiserver::RunningApiServer::Start(options);
-    if (!restarted.ok()) {
-      last_error = restarted.status().ToString();
-      return false;
-    }
-    server_ = std::move(restarted).value();
-    return true;
-  })) << last_error;
+  RestartBroker();
   ASSERT_TRUE(Eventually([&] {
     if (!a->Frozen()) return true;
     clock_.Advance(2s);
