@@ -553,38 +553,20 @@ def check_bad_input(kubectl, binary, kubeconfig, process):
                                      check=False).returncode == 0))
     checks.check("bad record: dev still running", process.poll() is None)
 
-    result = subprocess.run(
-        [binary, "controller-manager", "--kubeconfig", kubeconfig, "--context", "cluster-1",
-         "--controllers", "mcs", "--cluster-id", "Not_A_Subdomain", "--broker-kubeconfig",
-         kubeconfig, "--broker-context", "broker", "--port", "-1"],
-        capture_output=True, text=True, timeout=30)
-    checks.check("an invalid --cluster-id: exit 1 naming the flag",
-                 result.returncode == 1 and "--cluster-id" in result.stderr,
-                 result.returncode, result.stderr[-2000:])
-    result = subprocess.run(
-        [binary, "controller-manager", "--kubeconfig", kubeconfig, "--context", "cluster-1",
-         "--controllers", "mcs", "--mcs-endpointslice-sync", "sometimes", "--broker-kubeconfig",
-         kubeconfig, "--broker-context", "broker", "--port", "-1"],
-        capture_output=True, text=True, timeout=30)
-    checks.check("an unknown --mcs-endpointslice-sync: exit 1 naming the flag",
-                 result.returncode == 1 and "--mcs-endpointslice-sync" in result.stderr,
-                 result.returncode, result.stderr[-2000:])
-    result = subprocess.run(
-        [binary, "controller-manager", "--kubeconfig", kubeconfig, "--context", "cluster-1",
-         "--controllers", "mcs", "--mcs-cluster-ip-families", "IPv4,IPv4", "--broker-kubeconfig",
-         kubeconfig, "--broker-context", "broker", "--port", "-1"],
-        capture_output=True, text=True, timeout=30)
-    checks.check("a bad --mcs-cluster-ip-families: exit 1 naming the flag",
-                 result.returncode == 1 and "--mcs-cluster-ip-families" in result.stderr,
-                 result.returncode, result.stderr[-2000:])
-    result = subprocess.run(
-        [binary, "controller-manager", "--kubeconfig", kubeconfig, "--context", "cluster-1",
-         "--controllers", "mcs", "--mcs-dns-address", "no-port-here", "--broker-kubeconfig",
-         kubeconfig, "--broker-context", "broker", "--port", "-1"],
-        capture_output=True, text=True, timeout=30)
-    checks.check("a bad --mcs-dns-address: exit 1 naming the flag (issue #24)",
-                 result.returncode == 1 and "--mcs-dns-address" in result.stderr,
-                 result.returncode, result.stderr[-2000:])
+    # Each bad agent flag stops controller-manager at once: exit 1, the flag named on stderr.
+    for flag, value, what in [
+            ("--cluster-id", "Not_A_Subdomain", "an invalid"),
+            ("--mcs-endpointslice-sync", "sometimes", "an unknown"),
+            ("--mcs-cluster-ip-families", "IPv4,IPv4", "a bad"),
+            ("--mcs-dns-address", "no-port-here", "a bad")]:
+        result = subprocess.run(
+            [binary, "controller-manager", "--kubeconfig", kubeconfig, "--context", "cluster-1",
+             "--controllers", "mcs", flag, value, "--broker-kubeconfig", kubeconfig,
+             "--broker-context", "broker", "--port", "-1"],
+            capture_output=True, text=True, timeout=30)
+        checks.check("%s %s: exit 1 naming the flag" % (what, flag),
+                     result.returncode == 1 and flag in result.stderr,
+                     result.returncode, result.stderr[-2000:])
 
 
 def check_cluster_ip_families(log_path):
