@@ -127,6 +127,10 @@ std::vector<ServicePlan> PlanAll(const ClusterState& state, const PlanCommandOpt
       auto it = state.nodes.find(std::string(name));
       return it == state.nodes.end() ? nullptr : it->second;
     };
+    auto slices_it = state.slices_by_service.find(key);
+    const auto& slices = slices_it == state.slices_by_service.end() ? kNoSlices : slices_it->second;
+    // As the controller derives: slices that already hold endpoints unchanged are not rebuilt.
+    source_options.stored_slices = slices;
     reconcile::DesiredEndpoints desired =
         reconcile::DesiredFromService(*service, selected, node_lookup, source_options);
 
@@ -135,8 +139,6 @@ std::vector<ServicePlan> PlanAll(const ClusterState& state, const PlanCommandOpt
     plan_options.max_endpoints_per_slice = options.max_endpoints_per_slice;
     plan_options.managed_by = options.controller_name;
     plan_options.topology = &topology_input;
-    auto slices_it = state.slices_by_service.find(key);
-    const auto& slices = slices_it == state.slices_by_service.end() ? kNoSlices : slices_it->second;
     plans.push_back(
         ServicePlan{key, reconcile::PlanSlices(std::move(desired), slices, plan_options)});
   }

@@ -11,6 +11,14 @@ std::size_t EndpointGroup::endpoint_count() const {
   return (runs.size() - 1) * run_capacity + runs.back().size();
 }
 
+std::size_t EndpointGroup::desired_count() const {
+  std::size_t count = endpoint_count();
+  for (const model::EndpointSlice* slice : held) {
+    count += slice->endpoints.size();
+  }
+  return count;
+}
+
 const model::Endpoint& EndpointGroup::endpoint_at(std::size_t index) const {
   if (runs.empty()) {
     return endpoints[index];

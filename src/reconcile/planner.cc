@@ -17,6 +17,8 @@
 #include "slicewright/model/well_known.h"
 #include "slicewright/reconcile/hints.h"
 
+#include "reconcile/same_text.h"
+
 namespace slicewright::reconcile {
 namespace {
 
@@ -25,6 +27,9 @@ using model::EndpointPort;
 using model::EndpointSlice;
 
 constexpr std::uint32_t kNotFound = UINT32_MAX;
+
+using internal::Load64;
+using internal::SameText;
 
 std::string_view OptionalView(const model::OptionalBox<std::string>& value) {
   return value ? std::string_view(*value) : std::string_view();
@@ -59,51 +64,6 @@ int CompareAddresses(const model::EndpointAddresses& a, const model::EndpointAdd
     return 1;
   }
   return CompareViews(*ia, *ib);
-}
-
-std::uint64_t Load64(const char* p) {
-  std::uint64_t word = 0;
-  std::memcpy(&word, p, sizeof(word));
-  return word;
-}
-
-std::uint32_t Load32(const char* p) {
-  std::uint32_t word = 0;
-  std::memcpy(&word, p, sizeof(word));
-  return word;
-}
-
-// Equality inlined as overlapping word loads: the compared fields (IPs, names, UIDs, zones) are
-// short, and a libc memcmp call per field cost more than the comparison itself (a UID, 36
-// characters, was a call per kept endpoint).
-[[gnu::always_inline]] inline bool SameText(std::string_view a, std::string_view b) {
-  const std::size_t n = a.size();
-  if (n != b.size()) {
-    return false;
-  }
-  const char* p = a.data();
-  const char* q = b.data();
-  if (n > 64) {
-    return std::memcmp(p, q, n) == 0;
-  }
-  if (n > 16) {
-    // Whole words, then the last word, which overlaps the words before it.
-    std::uint64_t difference = Load64(p + n - 8) ^ Load64(q + n - 8);
-    for (std::size_t i = 0; i + 8 < n; i += 8) {
-      difference |= Load64(p + i) ^ Load64(q + i);
-    }
-    return difference == 0;
-  }
-  if (n >= 8) {
-    return ((Load64(p) ^ Load64(q)) | (Load64(p + n - 8) ^ Load64(q + n - 8))) == 0;
-  }
-  if (n >= 4) {
-    return ((Load32(p) ^ Load32(q)) | (Load32(p + n - 4) ^ Load32(q + n - 4))) == 0;
-  }
-  if (n == 0) {
-    return true;
-  }
-  return p[0] == q[0] && p[n / 2] == q[n / 2] && p[n - 1] == q[n - 1];
 }
 
 // Big-endian word of 8 bytes, so integer order is byte order (std::string::compare's order).
@@ -1053,7 +1013,9 @@ void Planner::PlanGroup(const EndpointGroup& group, EndpointGroup* movable,
   SW_DCHECK(!desired_fingerprints || group.fingerprints == FingerprintEndpoints(group.endpoints));
   DesiredSet desired(group, movable, desired_fingerprints ? &group.fingerprints : nullptr,
                      !existing.empty());
-  const std::size_t desired_count = desired.size();
+  // Endpoints of held slices are desired too, though the source did not build them.
+  const std::size_t held_endpoints = group.desired_count() - group.endpoint_count();
+  const std::size_t desired_count = desired.size() + held_endpoints;
   if (desired.promise_broken()) {
     // A bug of the source, not of the owner; an Event on the owner makes it visible where a
     // debug-only check would not (SW_BUG would abort debug builds, and tests of this path).
@@ -1187,17 +1149,49 @@ void Planner::PlanGroup(const EndpointGroup& group, EndpointGroup* movable,
       return CompareEndpointIdentity(left.front(), right.front()) < 0;
     });
   }
+  // A held slice (EndpointGroup::held) holds desired endpoints the source left out, unchanged and
+  // claimed by no other slice: it is kept as matching would have kept it, without a lookup.
+  std::vector<const EndpointSlice*> held(group.held.begin(), group.held.end());
+  std::sort(held.begin(), held.end());
+  std::size_t held_found = 0;
+  const auto keep_held = [&](const EndpointSlice* stored, Entry& entry) {
+    if (held.empty() || !std::binary_search(held.begin(), held.end(), stored)) {
+      return false;
+    }
+    ++held_found;
+    entry = Entry{stored, Fate::kUnchanged, {}, {}};
+    if (MetadataChanged(*stored)) {
+      entry.fate = Fate::kUpdate;
+      entry.copy = *stored;  // endpoints untouched, hints preserved
+    }
+    return true;
+  };
   std::vector<Entry> entries(existing.size());
   std::int64_t removed = 0;
   for (const std::uint32_t index : visit) {
-    match(existing[index], entries[index], removed);
+    if (!keep_held(existing[index], entries[index])) {
+      match(existing[index], entries[index], removed);
+    }
   }
   if (desired.contested() != 0 && !std::is_sorted(visit.begin(), visit.end())) {
     desired.ResetClaims();
     removed = 0;
+    held_found = 0;
     for (std::size_t index = 0; index < existing.size(); ++index) {
-      match(existing[index], entries[index], removed);
+      if (!keep_held(existing[index], entries[index])) {
+        match(existing[index], entries[index], removed);
+      }
     }
+  }
+  if (held_found != held.size()) {
+    // A held slice that is not among this group's stored slices: its endpoints are missing from
+    // the plan. A bug of the source, made visible as EndpointOrderPromiseBroken is.
+    plan.diagnostics.push_back(
+        Diagnostic{Diagnostic::Severity::kWarning, "HeldSlicePromiseBroken",
+                   "A slice handed over as holding endpoints of address type " +
+                       group.address_type + " and ports [" + PortMapKey(group.ports) +
+                       "] unchanged is not one of its stored slices",
+                   false});
   }
   work.removed += removed;
   work.added += static_cast<std::int64_t>(desired.remaining());

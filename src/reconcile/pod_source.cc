@@ -24,6 +24,7 @@
 #include "slicewright/reconcile/planner.h"
 
 #include "reconcile/pod_source_internal.h"
+#include "reconcile/same_text.h"
 
 namespace slicewright::reconcile {
 namespace {
@@ -81,14 +82,18 @@ PodState StateOf(const model::Pod& pod) {
 }
 PodState StateOf(const model::CompactPod& pod) { return PodState{pod.ready(), pod.terminating()}; }
 
+// A pod endpoint's conditions (spec §3.3).
+model::EndpointConditions ConditionsOf(PodState state, const model::Service& service) {
+  // A terminating pod is never ready unless the Service publishes not-ready addresses.
+  return model::EndpointConditions{
+      service.spec.publish_not_ready_addresses || (state.serving && !state.terminating),
+      state.serving, state.terminating};
+}
+
 // Sets a pod endpoint's conditions and starts its targetRef (kind Pod), which the caller fills.
 model::ObjectReference& StartPodEndpoint(model::Endpoint& endpoint, PodState state,
                                          const model::Service& service) {
-  // A terminating pod is never ready unless the Service publishes not-ready addresses.
-  endpoint.conditions.ready =
-      service.spec.publish_not_ready_addresses || (state.serving && !state.terminating);
-  endpoint.conditions.serving = state.serving;
-  endpoint.conditions.terminating = state.terminating;
+  endpoint.conditions = ConditionsOf(state, service);
   model::ObjectReference& ref = endpoint.target_ref.emplace();
   ref.kind = "Pod";
   return ref;
@@ -300,9 +305,8 @@ std::uint32_t Ipv4TextOrderKey(const net::IpAddress& address) {
          std::uint32_t{kOctetTexts.rank[address.bytes[3]]};
 }
 
-// Appends the canonical text of the IPv4 address whose Ipv4TextOrderKey is `key`.
-void AppendIpv4FromKey(std::uint32_t key, model::EndpointAddresses& addresses) {
-  std::array<char, 16> text{};
+// The canonical text of the IPv4 address whose Ipv4TextOrderKey is `key`, written in `text`.
+std::string_view Ipv4TextFromKey(std::uint32_t key, std::array<char, 16>& text) {
   std::size_t length = 0;
   for (int shift = 24; shift >= 0; shift -= 8) {
     const std::array<char, 4>& octet =
@@ -311,7 +315,13 @@ void AppendIpv4FromKey(std::uint32_t key, model::EndpointAddresses& addresses) {
     length += static_cast<std::size_t>(octet[3]);
     text[length++] = '.';
   }
-  addresses.emplace_back(text.data(), length - 1);
+  return {text.data(), length - 1};
+}
+
+// Appends the canonical text of the IPv4 address whose Ipv4TextOrderKey is `key`.
+void AppendIpv4FromKey(std::uint32_t key, model::EndpointAddresses& addresses) {
+  std::array<char, 16> text{};
+  addresses.emplace_back(Ipv4TextFromKey(key, text));
 }
 
 // A pod IP parsed once per sync: an IPv6 address as canonical text, an IPv4 one as its
@@ -515,12 +525,12 @@ void PackPrefix(std::string_view text, std::uint64_t& hi, std::uint64_t& lo) {
   lo = LoadBigEndian64(bytes.data() + 8);
 }
 
-// Appends the IPv6 text PackPrefix packed into `sorted`, when all of it is there (shorter than the
-// 16 bytes, as "fd00::1b" is); false, appending nothing, otherwise. The texts are canonical
+// The IPv6 text PackPrefix packed into `sorted`, written in `bytes`, when all of it is there
+// (shorter than the 16 bytes, as "fd00::1b" is); nullopt otherwise. The texts are canonical
 // addresses, which hold no zero byte, so the zero bytes are exactly the padding at the end.
-bool AppendPrefixText(const SortRecord& sorted, model::EndpointAddresses& addresses) {
+std::optional<std::string_view> PrefixText(const SortRecord& sorted, std::array<char, 16>& bytes) {
   if ((sorted.lo & 0xffU) != 0) {
-    return false;  // 16 bytes or more: the prefix may have cut it
+    return std::nullopt;  // 16 bytes or more: the prefix may have cut it
   }
   std::size_t length = 0;
   if (sorted.lo != 0) {
@@ -528,7 +538,6 @@ bool AppendPrefixText(const SortRecord& sorted, model::EndpointAddresses& addres
   } else if (sorted.hi != 0) {
     length = 8 - static_cast<std::size_t>(std::countr_zero(sorted.hi)) / 8;
   }
-  std::array<char, 16> bytes{};
   std::uint64_t hi = sorted.hi;
   std::uint64_t lo = sorted.lo;
   if constexpr (std::endian::native == std::endian::little) {
@@ -537,18 +546,53 @@ bool AppendPrefixText(const SortRecord& sorted, model::EndpointAddresses& addres
   }
   std::memcpy(bytes.data(), &hi, sizeof(hi));
   std::memcpy(bytes.data() + 8, &lo, sizeof(lo));
-  addresses.emplace_back(bytes.data(), length);
+  return std::string_view(bytes.data(), length);
+}
+
+// The text of the address a SortRecord was keyed by, written in `buffer`, when the key holds all
+// of it (every IPv4 address, short IPv6 ones); nullopt otherwise.
+std::optional<std::string_view> SortKeyText(const SortRecord& sorted, bool ipv6,
+                                            std::array<char, 16>& buffer) {
+  if (ipv6) {
+    return PrefixText(sorted, buffer);
+  }
+  return Ipv4TextFromKey(static_cast<std::uint32_t>(sorted.hi >> 32U), buffer);
+}
+
+// Appends the address a SortRecord was keyed by, when the key holds all of it; false, appending
+// nothing, otherwise.
+bool AppendFromSortKey(const SortRecord& sorted, bool ipv6, model::EndpointAddresses& addresses) {
+  std::array<char, 16> buffer{};
+  const std::optional<std::string_view> text = SortKeyText(sorted, ipv6, buffer);
+  if (!text) {
+    return false;
+  }
+  addresses.emplace_back(*text);
   return true;
 }
 
-// Appends the address a SortRecord was keyed by, when the key holds all of it (every IPv4
-// address, short IPv6 ones); false, appending nothing, otherwise.
-bool AppendFromSortKey(const SortRecord& sorted, bool ipv6, model::EndpointAddresses& addresses) {
-  if (ipv6) {
-    return AppendPrefixText(sorted, addresses);
+// Appends a record's addresses of one family, in the pod's order, as its endpoint lists them.
+// IPv6 texts are moved out of `ips` when `take_texts` (each is written once), else copied.
+template <typename PodT>
+void AppendRecordAddresses(const PodRecord<PodT>& record, bool ipv6, std::vector<PodIp>& ips,
+                           bool take_texts, model::EndpointAddresses& addresses) {
+  std::uint32_t count = 0;
+  for (std::uint32_t k = record.ip_begin; k < record.ip_end; ++k) {
+    count += ips[k].ipv6 == ipv6 ? 1 : 0;
   }
-  AppendIpv4FromKey(static_cast<std::uint32_t>(sorted.hi >> 32U), addresses);
-  return true;
+  addresses.reserve(count);
+  for (std::uint32_t k = record.ip_begin; k < record.ip_end; ++k) {
+    if (ips[k].ipv6 != ipv6) {
+      continue;
+    }
+    if (!ipv6) {
+      AppendIpv4FromKey(ips[k].ipv4_key, addresses);
+    } else if (take_texts) {
+      addresses.push_back(std::move(ips[k].text));
+    } else {
+      addresses.push_back(ips[k].text);
+    }
+  }
 }
 
 // Below this many records std::sort beats the radix sort's fixed passes.
@@ -1024,6 +1068,306 @@ void PrefetchNearForPass3(const model::CompactPod& pod) {
   }
 }
 
+// ---- Held slices (ServiceSourceOptions::stored_slices) ----
+
+// What the record's endpoint has besides its addresses and conditions, read the way
+// FillEndpointFromRecord writes it: a model::Pod in place, a compact pod from its record.
+std::string_view RecordNamespace(const PodRecord<model::Pod>& record) {
+  return record.pod->metadata.namespace_;
+}
+std::string_view RecordNamespace(const PodRecord<model::CompactPod>& record) {
+  return *record.copy.namespace_name;
+}
+std::string_view RecordNodeName(const PodRecord<model::Pod>& record) {
+  return record.pod->spec.node_name;
+}
+std::string_view RecordNodeName(const PodRecord<model::CompactPod>& record) {
+  return *record.copy.node_name;
+}
+bool RecordSetsHostname(const PodRecord<model::Pod>& record, const model::Service& service) {
+  return ShouldSetHostname(*record.pod, service);
+}
+bool RecordSetsHostname(const PodRecord<model::CompactPod>& record,
+                        const model::Service& /*service*/) {
+  return (record.flags & kRecordSetHostname) != 0;
+}
+bool RecordHasUid(const PodRecord<model::Pod>& record, std::string_view uid) {
+  return internal::SameText(record.pod->metadata.uid, uid);
+}
+bool RecordHasUid(const PodRecord<model::CompactPod>& record, std::string_view uid) {
+  return (record.flags & kRecordBinaryUid) != 0
+             ? internal::SameText(model::CompactPod::FormatUid(record.copy.uid).view(), uid)
+             : internal::SameText(record.pod->uid().view(), uid);
+}
+
+bool SameOptional(const std::optional<std::string>& stored, std::string_view desired, bool set) {
+  return stored.has_value() == set && (!set || internal::SameText(*stored, desired));
+}
+
+// Finds the stored slices that already hold, unchanged, runs of one group's endpoints, so that
+// pass 3 need not build endpoints only to find them equal (EndpointGroup::held). Each check is
+// at least as strict as the planner's own comparison of a stored endpoint with its desired form:
+// a slice it cannot vouch for is left to the planner, which then sees its endpoints built.
+template <typename PodT>
+class HeldSliceFinder final {
+ public:
+  HeldSliceFinder(const model::Service& service, const std::vector<PodRecord<PodT>>& records,
+                  std::vector<PodIp>& ips)
+      : service_(service), records_(records), ips_(ips) {}
+
+  static constexpr std::uint32_t kNobody = ~std::uint32_t{0};
+  static constexpr std::uint32_t kHeld = kNobody - 1;
+
+  // The held slices of one group, and which of its sorted positions they hold.
+  struct Held {
+    std::vector<const model::EndpointSlice*> slices;
+    // Per sorted position, kHeld when a held slice holds it; empty when no slice is held.
+    std::vector<std::uint32_t> positions;
+    std::size_t count = 0;  // positions held
+  };
+
+  // The held slices of the group of `address_type` and `ports` whose records are `sorted`.
+  // `stored` are all the stored slices handed to the planner.
+  Held Find(std::span<const model::EndpointSlice> stored, const std::string& address_type,
+            const std::vector<model::EndpointPort>& ports,
+            const std::vector<SortRecord>& sorted) const {
+    const bool ipv6 = address_type == model::kAddressTypeIPv6;
+    // Which candidate holds each position; two holding one (a contested claim, which the planner
+    // settles by name) or a slice that is not a candidate holding one rules the holders out.
+    std::vector<std::uint32_t> holder;
+    std::vector<const model::EndpointSlice*> candidates;
+    std::vector<bool> ruled_out;
+    std::vector<std::size_t> positions;
+    for (const model::EndpointSlice& slice : stored) {
+      if (slice.address_type != address_type || slice.endpoints.empty() ||
+          !SamePortSet(slice.ports, ports) || !OwnedByService(slice) ||
+          !PositionsOf(slice, ipv6, sorted, positions)) {
+        continue;
+      }
+      if (holder.empty()) {
+        holder.assign(sorted.size(), kNobody);
+      }
+      const auto candidate = static_cast<std::uint32_t>(candidates.size());
+      candidates.push_back(&slice);
+      ruled_out.push_back(false);
+      for (const std::size_t position : positions) {
+        if (holder[position] != kNobody) {
+          ruled_out[holder[position]] = true;
+          ruled_out[candidate] = true;
+        }
+        holder[position] = candidate;
+      }
+    }
+    Held held;
+    if (candidates.empty()) {
+      return held;
+    }
+    // Checked over the other stored slices the planner groups with these (of the address type
+    // and the same PortMapKey, whatever their owner), by MayBeIdentityOf, which never misses an
+    // endpoint a slice holds.
+    const std::string port_key = PortMapKey(ports);
+    for (const model::EndpointSlice& slice : stored) {
+      if (slice.address_type != address_type || slice.endpoints.empty() ||
+          std::find(candidates.begin(), candidates.end(), &slice) != candidates.end() ||
+          (!SamePortSet(slice.ports, ports) && PortMapKey(slice.ports) != port_key)) {
+        continue;
+      }
+      for (const model::Endpoint& endpoint : slice.endpoints) {
+        const std::optional<SortRecord> key = KeyOf(endpoint, ipv6);
+        if (!key) {
+          continue;  // an address no pod has: it matches no desired endpoint
+        }
+        auto [first, last] = std::equal_range(sorted.begin(), sorted.end(), *key, ByKey);
+        for (auto it = first; it != last; ++it) {
+          const std::uint32_t holding = holder[static_cast<std::size_t>(it - sorted.begin())];
+          if (holding != kNobody && MayBeIdentityOf(endpoint, *it)) {
+            ruled_out[holding] = true;
+          }
+        }
+      }
+    }
+    for (std::uint32_t& holding : holder) {
+      if (holding != kNobody) {
+        holding = ruled_out[holding] ? kNobody : kHeld;
+        held.count += holding == kHeld ? 1 : 0;
+      }
+    }
+    held.positions = std::move(holder);
+    for (std::size_t c = 0; c < candidates.size(); ++c) {
+      if (!ruled_out[c]) {
+        held.slices.push_back(candidates[c]);
+      }
+    }
+    return held;
+  }
+
+ private:
+  static bool ByKey(const SortRecord& a, const SortRecord& b) {
+    return a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo;
+  }
+
+  // The planner's grouping (PortMapKey): the same ports in any order.
+  static bool SamePortSet(const std::vector<model::EndpointPort>& a,
+                          const std::vector<model::EndpointPort>& b) {
+    return a.size() == b.size() && std::is_permutation(a.begin(), a.end(), b.begin());
+  }
+
+  // The sorted positions whose endpoints are `slice`'s, one for one and in its order; false when
+  // one of them is not a desired endpoint as it stands. A slice this source wrote holds runs of
+  // consecutive positions, so the position after the previous one is tried first.
+  bool PositionsOf(const model::EndpointSlice& slice, bool ipv6,
+                   const std::vector<SortRecord>& sorted, std::vector<std::size_t>& out) const {
+    out.clear();
+    std::size_t next = 0;
+    for (std::size_t k = 0; k < slice.endpoints.size(); ++k) {
+      // The records and pods are visited at random, as in pass 3: fetched ahead.
+      if (next + kPrefetchDistance < sorted.size()) {
+        const PodRecord<PodT>& ahead = records_[sorted[next + kPrefetchDistance].record];
+        __builtin_prefetch(&ahead);
+        PrefetchFarForPass3(*ahead.pod);
+      }
+      const model::Endpoint& endpoint = slice.endpoints[k];
+      std::optional<std::size_t> position;
+      if (k > 0 && next < sorted.size() && IsEndpointOf(endpoint, sorted[next], ipv6)) {
+        position = next;
+      } else {
+        position = Locate(endpoint, ipv6, sorted, next);
+      }
+      if (!position) {
+        return false;
+      }
+      out.push_back(*position);
+      next = *position + 1;
+    }
+    return true;
+  }
+
+  bool OwnedByService(const model::EndpointSlice& slice) const {
+    return std::any_of(slice.metadata.owner_references.begin(),
+                       slice.metadata.owner_references.end(),
+                       [this](const model::OwnerReference& ref) {
+                         return ref.uid == service_.metadata.uid && ref.kind == "Service" &&
+                                ref.api_version == "v1";
+                       });
+  }
+
+  // The sort key a record would have for `endpoint`'s smallest address, or nullopt when that
+  // address is not one of the family's.
+  static std::optional<SortRecord> KeyOf(const model::Endpoint& endpoint, bool ipv6) {
+    if (endpoint.addresses.empty()) {
+      return std::nullopt;
+    }
+    const std::string* smallest = &endpoint.addresses.front();
+    for (const std::string& address : endpoint.addresses) {
+      if (address < *smallest) {
+        smallest = &address;
+      }
+    }
+    SortRecord key{0, 0, 0};
+    if (ipv6) {
+      if (smallest->find(':') == std::string::npos) {
+        return std::nullopt;
+      }
+      PackPrefix(*smallest, key.hi, key.lo);
+      return key;
+    }
+    const std::optional<net::IpAddress> parsed = net::ParseIpSloppy(*smallest);
+    if (!parsed || parsed->family != net::IpFamily::kIPv4) {
+      return std::nullopt;
+    }
+    key.hi = std::uint64_t{Ipv4TextOrderKey(*parsed)} << 32U;
+    return key;
+  }
+
+  // The position, at `from` or after, of the record whose endpoint `endpoint` is, if any.
+  std::optional<std::size_t> Locate(const model::Endpoint& endpoint, bool ipv6,
+                                    const std::vector<SortRecord>& sorted, std::size_t from) const {
+    const std::optional<SortRecord> key = KeyOf(endpoint, ipv6);
+    if (!key) {
+      return std::nullopt;
+    }
+    auto [first, last] = std::equal_range(sorted.begin() + static_cast<std::ptrdiff_t>(from),
+                                          sorted.end(), *key, ByKey);
+    for (auto it = first; it != last; ++it) {
+      if (IsEndpointOf(endpoint, *it, ipv6)) {
+        return static_cast<std::size_t>(it - sorted.begin());
+      }
+    }
+    return std::nullopt;
+  }
+
+  // False only when `stored`, whose smallest address has `sorted`'s key, cannot have the identity
+  // (spec §3.7) of the endpoint pass 3 would build from `sorted`: another pod, or hostname.
+  // Several addresses are not compared, so it may say true for another identity.
+  bool MayBeIdentityOf(const model::Endpoint& stored, const SortRecord& sorted) const {
+    const PodRecord<PodT>& record = records_[sorted.record];
+    if (!stored.target_ref || stored.target_ref->name.view() != PodName(*record.pod) ||
+        stored.target_ref->namespace_ != RecordNamespace(record)) {
+      return false;  // a desired endpoint's targetRef always names its pod
+    }
+    // The planner compares hostnames as texts, an unset one as "".
+    const std::string_view hostname =
+        RecordSetsHostname(record, service_) ? PodHostname(*record.pod) : std::string_view();
+    return (stored.hostname ? std::string_view(*stored.hostname) : std::string_view()) == hostname;
+  }
+
+  // Whether `stored` equals the endpoint pass 3 would build from `sorted` in identity and in
+  // every field the planner compares beyond it (EndpointEqualBeyondIdentity), read in place.
+  // Stricter than the planner in one way: several addresses must be in the same order.
+  bool IsEndpointOf(const model::Endpoint& stored, const SortRecord& sorted, bool ipv6) const {
+    const PodRecord<PodT>& record = records_[sorted.record];
+    const std::uint8_t single_flag = ipv6 ? kRecordSingleIpv6 : kRecordSingleIpv4;
+    std::array<char, 16> buffer{};
+    std::optional<std::string_view> single;
+    if ((record.flags & single_flag) != 0) {
+      single = SortKeyText(sorted, ipv6, buffer);
+    }
+    if (single) {
+      if (stored.addresses.size() != 1 || !internal::SameText(stored.addresses.front(), *single)) {
+        return false;
+      }
+    } else {
+      model::EndpointAddresses addresses;
+      AppendRecordAddresses(record, ipv6, ips_, /*take_texts=*/false, addresses);
+      if (addresses != stored.addresses) {
+        return false;
+      }
+    }
+    if (!(stored.conditions == ConditionsOf(record.state, service_))) {
+      return false;
+    }
+    if (!stored.target_ref) {
+      return false;
+    }
+    const model::ObjectReference& ref = *stored.target_ref;
+    if (!internal::SameText(ref.kind, "Pod") || !ref.api_version.view().empty() ||
+        !ref.field_path.view().empty() || !internal::SameText(ref.name, PodName(*record.pod)) ||
+        !internal::SameText(ref.namespace_, RecordNamespace(record)) ||
+        !RecordHasUid(record, ref.uid.view())) {
+      return false;
+    }
+    const std::string_view node_name = RecordNodeName(record);
+    if (stored.node_name.has_value() != !node_name.empty() ||
+        (stored.node_name && !internal::SameText(*stored.node_name, node_name))) {
+      return false;
+    }
+    if (!SameOptional(stored.zone, record.zone != nullptr ? *record.zone : std::string_view(),
+                      record.zone != nullptr)) {
+      return false;
+    }
+    const bool sets_hostname = RecordSetsHostname(record, service_);
+    if (stored.hostname.has_value() != sets_hostname ||
+        (sets_hostname && !internal::SameText(*stored.hostname, PodHostname(*record.pod)))) {
+      return false;
+    }
+    return true;
+  }
+
+  const model::Service& service_;
+  const std::vector<PodRecord<PodT>>& records_;
+  std::vector<PodIp>& ips_;  // only read: AppendRecordAddresses copies
+};
+
 template <typename PodT>
 DesiredEndpoints DeriveFromPods(const model::Service& service, std::span<const PodT* const> pods,
                                 const NodeLookup& nodes, const ServiceSourceOptions& options) {
@@ -1163,6 +1507,17 @@ DesiredEndpoints DeriveFromPods(const model::Service& service, std::span<const P
     OrderGroup(buckets[b], type_is_ipv6[b % type_count], identity);
   }
 
+  // Stored slices that already hold runs of a group's endpoints unchanged are handed over as held
+  // (EndpointGroup::held): a resync then builds only the endpoints that changed or moved.
+  std::vector<typename HeldSliceFinder<PodT>::Held> held(buckets.size());
+  if (!options.stored_slices.empty()) {
+    const HeldSliceFinder<PodT> finder(service, records, ips);
+    for (std::size_t b = 0; b < buckets.size(); ++b) {
+      held[b] = finder.Find(options.stored_slices, desired.address_types[b % type_count],
+                            keys[b / type_count].ports, buckets[b]);
+    }
+  }
+
   // Groups ordered by address type, then port map key.
   std::vector<std::size_t> key_order(keys.size());
   for (std::size_t k = 0; k < keys.size(); ++k) {
@@ -1180,7 +1535,9 @@ DesiredEndpoints DeriveFromPods(const model::Service& service, std::span<const P
       group.ports = t + 1 == type_count ? std::move(keys[k].ports) : keys[k].ports;
       group.sorted_unique = true;
       group.without_hints = true;
-      const std::size_t count = buckets[k * type_count + t].size();
+      const auto& group_held = held[k * type_count + t];
+      group.held = group_held.slices;
+      const std::size_t count = buckets[k * type_count + t].size() - group_held.count;
       if (capacity == 0) {
         group.endpoints.reserve(count);
         continue;
@@ -1208,7 +1565,11 @@ DesiredEndpoints DeriveFromPods(const model::Service& service, std::span<const P
     EndpointGroup& group = desired.groups[group_of[b]];
     std::size_t position = 0;
     const std::vector<SortRecord>& bucket = buckets[b];
+    const std::vector<std::uint32_t>& held_positions = held[b].positions;
     for (std::size_t i = 0; i < bucket.size(); ++i) {
+      if (!held_positions.empty() && held_positions[i] == HeldSliceFinder<PodT>::kHeld) {
+        continue;  // in a held slice: not built
+      }
       // Sorted order visits the records and their pods at random: each is fetched ahead in its
       // own stage, since each address comes from the one before.
       if (i + 2 * kPrefetchDistance < bucket.size()) {
@@ -1231,22 +1592,8 @@ DesiredEndpoints DeriveFromPods(const model::Service& service, std::span<const P
       ++position;
       if ((record.flags & single_flag) == 0 ||
           !AppendFromSortKey(sorted, ipv6, endpoint.addresses)) {
-        std::uint32_t count = 0;
-        for (std::uint32_t k = record.ip_begin; k < record.ip_end; ++k) {
-          count += ips[k].ipv6 == ipv6 ? 1 : 0;
-        }
-        endpoint.addresses.reserve(count);
         // Each address belongs to one family, so an IPv6 text is moved out exactly once.
-        for (std::uint32_t k = record.ip_begin; k < record.ip_end; ++k) {
-          if (ips[k].ipv6 != ipv6) {
-            continue;
-          }
-          if (ipv6) {
-            endpoint.addresses.push_back(std::move(ips[k].text));
-          } else {
-            AppendIpv4FromKey(ips[k].ipv4_key, endpoint.addresses);
-          }
-        }
+        AppendRecordAddresses(record, ipv6, ips, /*take_texts=*/true, endpoint.addresses);
       }
       FillEndpointFromRecord(endpoint, record, service);
     }

@@ -621,5 +621,39 @@ TEST(PlannerTest, GenerateName) {
   EXPECT_EQ(SliceGenerateName("Foo_Bar"), "Foo_Bar");
 }
 
+// A held slice (EndpointGroup::held) is planned without its endpoints being desired again: the
+// plan is the one for the endpoints built (here the new pod tops up the held slice, the fullest),
+// and it counts them among the group's endpoints.
+TEST(PlannerTest, HeldSliceKeptAsIfItsEndpointsWereBuilt) {
+  const std::vector<model::EndpointSlice> existing = {StoredSlice("a", PodEndpoints(0, 3)),
+                                                      StoredSlice("b", PodEndpoints(3, 2))};
+  DesiredEndpoints built = FooDesired(6);
+  const Plan want = PlanSlices(built, existing, PlanOptions());
+  DesiredEndpoints holding = FooDesired(3, 3);  // pods 3-5; pods 0-2 are in "a", held
+  holding.groups[0].held = {&existing[0]};
+  const Plan got = PlanSlices(holding, existing, PlanOptions());
+  ASSERT_EQ(got.actions.size(), want.actions.size());
+  ASSERT_EQ(got.actions.size(), 1U);
+  EXPECT_EQ(got.actions[0].operation, Operation::kUpdate);
+  EXPECT_EQ(got.actions[0].slice, want.actions[0].slice);
+  EXPECT_EQ(got.actions[0].slice.metadata.name, "a");
+  EXPECT_EQ(got.unchanged, want.unchanged);
+  EXPECT_EQ(got.stats.groups, want.stats.groups);
+  EXPECT_EQ(got.stats.per_address_type, want.stats.per_address_type);
+}
+
+// A source that hands over a held slice the planner was not given is a bug: its endpoints would
+// be lost without a word, so the plan says so.
+TEST(PlannerTest, HeldSliceNotAmongTheStoredOnesIsReported) {
+  const model::EndpointSlice elsewhere = StoredSlice("elsewhere", PodEndpoints(0, 3));
+  const std::vector<model::EndpointSlice> existing = {StoredSlice("b", PodEndpoints(3, 2))};
+  DesiredEndpoints holding = FooDesired(2, 3);
+  holding.groups[0].held = {&elsewhere};
+  const Plan plan = PlanSlices(holding, existing, PlanOptions());
+  ASSERT_EQ(plan.diagnostics.size(), 1U);
+  EXPECT_EQ(plan.diagnostics[0].reason, "HeldSlicePromiseBroken");
+  EXPECT_EQ(plan.diagnostics[0].severity, Diagnostic::Severity::kWarning);
+}
+
 }  // namespace
 }  // namespace slicewright::reconcile

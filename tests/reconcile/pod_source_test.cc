@@ -1339,5 +1339,211 @@ TEST(PodSourceTest, PlansFromRunsEqualPlansFromOneVector) {
   }
 }
 
+// What another writer may do to stored slices between syncs, so that a held slice must not be
+// trusted: move or copy an endpoint into another slice (a contested claim), change a field the
+// planner compares or one it ignores, reorder, take a slice's owner away, add hints, relabel,
+// reorder ports, or add a slice of another owner holding the same endpoints.
+void DisturbStoredSlices(std::mt19937& rng, std::vector<model::EndpointSlice>& stored) {
+  if (stored.empty()) {
+    return;
+  }
+  const auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
+  model::EndpointSlice& slice = stored[pick(stored.size())];
+  model::EndpointSlice& other = stored[pick(stored.size())];
+  model::Endpoint* endpoint =
+      slice.endpoints.empty() ? nullptr : &slice.endpoints[pick(slice.endpoints.size())];
+  switch (pick(12)) {
+    case 0:  // the same endpoint in two slices
+      if (endpoint != nullptr) {
+        other.endpoints.push_back(*endpoint);
+      }
+      break;
+    case 1:
+      if (endpoint != nullptr) {
+        endpoint->zone = "zone-elsewhere";
+      }
+      break;
+    case 2:
+      if (endpoint != nullptr) {
+        endpoint->conditions.ready = !endpoint->conditions.ready.value_or(false);
+      }
+      break;
+    case 3:  // ignored by the planner: the slice stays unchanged
+      if (endpoint != nullptr && endpoint->target_ref) {
+        endpoint->target_ref->resource_version = "42";
+      }
+      break;
+    case 4:
+      std::reverse(slice.endpoints.begin(), slice.endpoints.end());
+      break;
+    case 5:
+      slice.metadata.owner_references.clear();
+      break;
+    case 6:
+      if (endpoint != nullptr) {
+        endpoint->hints = model::EndpointHints{{"zone-a"}, {}};
+      }
+      break;
+    case 7:
+      slice.metadata.labels["extra"] = "label";
+      break;
+    case 8:
+      std::reverse(slice.ports.begin(), slice.ports.end());
+      break;
+    case 9: {  // another owner's slice of the same endpoints
+      model::EndpointSlice copy = slice;
+      copy.metadata.name += "-foreign";
+      copy.metadata.owner_references = {
+          model::OwnerReference{"v1", "Service", "bar", "other", true, true}};
+      stored.push_back(std::move(copy));
+      break;
+    }
+    case 10:
+      if (endpoint != nullptr && endpoint->target_ref) {
+        endpoint->target_ref->uid = "uid-replaced";
+      }
+      break;
+    default:
+      if (endpoint != nullptr) {
+        endpoint->node_name.reset();
+      }
+  }
+}
+
+// Plans made with held slices (ServiceSourceOptions::stored_slices) equal plans made with every
+// endpoint built, through pod changes and other writers' changes to the stored slices; and a sync
+// that changes nothing holds every slice and builds no endpoint.
+TEST(PodSourceTest, HeldSlicesPlanAsIfBuilt) {
+  std::size_t held_total = 0;
+  for (std::uint32_t seed = 1; seed <= 40; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937 rng(seed);
+    model::Service service = FooService();
+    if (seed % 2 == 0) {
+      service.spec.ip_families = {"IPv4", "IPv6"};
+    }
+    if (seed % 3 == 0) {
+      service.spec.ports[0].target_port = model::IntOrString::FromString("http");
+    }
+    if (seed % 5 == 0) {
+      service.spec.publish_not_ready_addresses = true;
+    }
+    if (seed % 7 == 0) {
+      service.spec.traffic_distribution = "PreferClose";
+    }
+    Nodes nodes;
+    nodes.by_name.emplace("node-1", MakeNode("node-1", "zone-a"));
+    nodes.by_name.emplace("node-2", MakeNode("node-2", "zone-b"));
+    nodes.by_name.emplace("node-3", MakeNode("node-3"));
+    PlanOptions options;
+    options.max_endpoints_per_slice = std::vector<int>{1, 2, 7, 16, 100}[seed % 5];
+    const auto max = static_cast<std::size_t>(options.max_endpoints_per_slice);
+    std::vector<model::Pod> pods = RandomPods(rng, 20 + static_cast<int>(rng() % 200));
+    for (model::Pod& pod : pods) {
+      if (rng() % 5 == 0) {
+        pod.spec.hostname = "h" + std::to_string(rng() % 3);
+        pod.spec.subdomain = rng() % 2 == 0 ? "foo" : "bar";
+      }
+      if (rng() % 9 == 0) {
+        pod.metadata.deletion_timestamp = model::Time::FromUnixSeconds(1);
+      }
+      if (rng() % 2 == 0) {
+        pod.metadata.uid = "5b0c7a8e-3d2f-4e61-b7a9-1c2d3e4f" + std::to_string(1000 + rng() % 9000);
+      }
+    }
+    std::vector<model::EndpointSlice> stored;
+    for (int step = 0; step < 12; ++step) {
+      SCOPED_TRACE("step " + std::to_string(step));
+      const std::vector<const model::Pod*> pointers = Pointers(pods);
+      const CompactPods compact(pods);
+      ServiceSourceOptions built;
+      built.slice_capacity = seed % 4 == 0 ? max + 1 : max;
+      ServiceSourceOptions holding = built;
+      holding.stored_slices = stored;
+      const Plan want =
+          PlanSlices(DesiredFromService(service, pointers, nodes, built), stored, options);
+      DesiredEndpoints from_pods = DesiredFromService(service, pointers, nodes, holding);
+      DesiredEndpoints from_compact = DesiredFromService(service, compact.pointers, nodes, holding);
+      for (const EndpointGroup& group : from_pods.groups) {
+        held_total += group.held.size();
+      }
+      ASSERT_EQ(from_pods.groups.size(), from_compact.groups.size());
+      for (std::size_t g = 0; g < from_pods.groups.size(); ++g) {
+        EXPECT_EQ(from_pods.groups[g].held, from_compact.groups[g].held);
+      }
+      const Plan lent = PlanSlices(from_pods, stored, options);
+      const Plan moved = PlanSlices(std::move(from_compact), stored, options);
+      for (const Plan* got : {&lent, &moved}) {
+        ASSERT_EQ(got->actions.size(), want.actions.size());
+        for (std::size_t a = 0; a < want.actions.size(); ++a) {
+          EXPECT_EQ(got->actions[a].operation, want.actions[a].operation);
+          EXPECT_EQ(got->actions[a].slice, want.actions[a].slice);
+        }
+        EXPECT_EQ(got->unchanged, want.unchanged);
+        EXPECT_EQ(got->stats.groups, want.stats.groups);
+        EXPECT_EQ(got->stats.per_address_type, want.stats.per_address_type);
+        EXPECT_EQ(got->diagnostics, want.diagnostics);
+      }
+      if (::testing::Test::HasFailure()) {
+        return;
+      }
+      testing::ApplyPlan(want, stored);
+
+      // Nothing changed since: every slice that holds endpoints is held, nothing is built.
+      ServiceSourceOptions again = built;
+      again.stored_slices = stored;
+      const DesiredEndpoints settled = DesiredFromService(service, compact.pointers, nodes, again);
+      std::size_t held = 0;
+      std::size_t built_count = 0;
+      for (const EndpointGroup& group : settled.groups) {
+        built_count += group.endpoint_count();
+        held += group.held.size();
+      }
+      // Slices another writer reordered stay unchanged but are not held: the source compares
+      // a slice's endpoints with the desired ones in order.
+      const auto in_order = [](const model::EndpointSlice& slice) {
+        return !slice.endpoints.empty() &&
+               std::is_sorted(slice.endpoints.begin(), slice.endpoints.end(),
+                              [](const model::Endpoint& a, const model::Endpoint& b) {
+                                return CompareEndpointIdentity(a, b) < 0;
+                              });
+      };
+      const auto holdable =
+          static_cast<std::size_t>(std::count_if(stored.begin(), stored.end(), in_order));
+      EXPECT_EQ(held, holdable);
+      if (holdable == stored.size()) {
+        EXPECT_EQ(built_count, 0U);
+      }
+      EXPECT_TRUE(PlanSlices(settled, stored, options).empty());
+
+      // Some pods change readiness or address, some go, some come; other writers meddle.
+      const std::vector<model::Pod> fresh = RandomPods(rng, 1 + static_cast<int>(rng() % 20));
+      for (const model::Pod& pod : fresh) {
+        const std::size_t victim = rng() % pods.size();
+        switch (rng() % 4) {
+          case 0:
+            pods[victim] = pod;
+            break;
+          case 1:
+            pods.erase(pods.begin() + static_cast<std::ptrdiff_t>(victim));
+            break;
+          case 2:
+            pods.push_back(pod);
+            break;
+          default:
+            break;  // only the stored slices change
+        }
+        if (pods.empty()) {
+          pods.push_back(pod);
+        }
+      }
+      for (std::size_t n = rng() % 4; n > 0; --n) {
+        DisturbStoredSlices(rng, stored);
+      }
+    }
+  }
+  EXPECT_GT(held_total, 0U);
+}
+
 }  // namespace
 }  // namespace slicewright::reconcile

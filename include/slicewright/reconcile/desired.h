@@ -53,9 +53,20 @@ struct EndpointGroup {
   // full reconcile then builds every endpoint once, in the place it is written from.
   std::vector<std::vector<model::Endpoint>> runs = {};
   std::size_t run_capacity = 0;
+  // Stored slices, among those handed to the planner with this desired state, that the source
+  // found holding some of this group's endpoints unchanged; those endpoints are then left out of
+  // `endpoints` and `runs`, so a resync need not build what it would only compare. The source
+  // vouches, for each: it is the owner's, of this address type and port set; every endpoint in
+  // it is desired here, once, and equal to its desired form (CompareEndpointIdentity and
+  // EndpointEqualBeyondIdentity); and no other stored slice of the address type holds one of
+  // them. The planner then keeps it as it would have (unchanged, or updated for its metadata or
+  // hints) without looking at its endpoints.
+  std::vector<const model::EndpointSlice*> held = {};
 
   // Endpoints in either form.
   std::size_t endpoint_count() const;
+  // endpoint_count() and the endpoints of the held slices.
+  std::size_t desired_count() const;
   // The endpoint at `index` in either form (past the first run, found by division).
   const model::Endpoint& endpoint_at(std::size_t index) const;
 };

@@ -97,6 +97,11 @@ struct ServiceSourceOptions {
   // Non-zero: each group's endpoints are handed over as EndpointGroup::runs of this many (pass
   // the planner's maxEndpointsPerSlice), so new slices take them without moving an endpoint.
   std::size_t slice_capacity = 0;
+  // The stored slices the result will be planned with (PlanSlices' `existing`: the same objects,
+  // which must outlive the result). One that already holds, unchanged, a run of a group's
+  // endpoints, and that no other stored slice contests, is handed over as EndpointGroup::held
+  // and those endpoints are not built. Empty: every endpoint is built.
+  std::span<const model::EndpointSlice> stored_slices;
 };
 
 // Reason of the diagnostic for a pod skipped because its Node is missing (retry = true).

@@ -639,6 +639,8 @@ Status Controller::SyncService(const std::string& key, bool& stale) {
           ? trigger_times_.ComputeEndpointLastChangeTriggerTime(namespace_, *service, pod_ptrs)
           : trigger_times_.ComputeEndpointLastChangeTriggerTime(namespace_, *service, compact_ptrs);
   source.slice_capacity = static_cast<std::size_t>(options_.max_endpoints_per_slice);
+  // Slices that already hold endpoints unchanged are planned without rebuilding them.
+  source.stored_slices = existing;
   // The Node snapshots stay alive for the rest of this sync.
   NodeSnapshots node_snapshots;
   const auto find_node = [this, &node_snapshots](std::string_view node_name) {
