@@ -431,32 +431,31 @@ Status Manager::Run(const std::stop_token& stop) {
 }
 
 Status Manager::Impl::Campaign(const std::stop_token& stop) {
-  Impl& impl = *this;
-  if (!impl.options.leader_elect) {
-    impl.leading = true;
-    impl.RunControllers(stop);
-    impl.leading = false;
+  if (!options.leader_elect) {
+    leading = true;
+    RunControllers(stop);
+    leading = false;
     return Status();
   }
   runtime::LeaderElectionConfig config;
-  config.lease_namespace = impl.options.leader_elect_namespace;
-  config.lease_name = impl.options.leader_elect_name;
-  if (impl.options.identity.empty()) {
+  config.lease_namespace = options.leader_elect_namespace;
+  config.lease_name = options.leader_elect_name;
+  if (options.identity.empty()) {
     SW_ASSIGN_OR_RETURN(config.identity, runtime::DefaultIdentity());
   } else {
-    config.identity = impl.options.identity;
+    config.identity = options.identity;
   }
-  config.lease_duration = impl.options.lease_duration;
-  config.renew_deadline = impl.options.renew_deadline;
-  config.retry_period = impl.options.retry_period;
-  config.metrics = &impl.registry;
+  config.lease_duration = options.lease_duration;
+  config.renew_deadline = options.renew_deadline;
+  config.retry_period = options.retry_period;
+  config.metrics = &registry;
   config.log = [](std::string_view message) { SW_VLOG(1, "leader election: {}", message); };
   std::atomic<bool> lost{false};
-  config.callbacks.on_started_leading = [&impl](const std::stop_token& leading_stop) {
+  config.callbacks.on_started_leading = [this](const std::stop_token& leading_stop) {
     SW_LOG(kInfo, "controller-manager: leading; starting controllers");
-    impl.leading = true;
-    impl.RunControllers(leading_stop);
-    impl.leading = false;
+    leading = true;
+    RunControllers(leading_stop);
+    leading = false;
   };
   config.callbacks.on_stopped_leading = [&lost, stop] {
     if (!stop.stop_requested()) lost = true;
@@ -467,7 +466,7 @@ Status Manager::Impl::Campaign(const std::stop_token& stop) {
     }
   };
   SW_ASSIGN_OR_RETURN(std::unique_ptr<runtime::LeaderElector> elector,
-                      runtime::LeaderElector::Create(config, impl.client, SystemClock::Get()));
+                      runtime::LeaderElector::Create(config, client, SystemClock::Get()));
   SW_LOG(kInfo, "controller-manager: campaigning for lease {}/{} as {}", config.lease_namespace,
          config.lease_name, config.identity);
   elector->Run(stop);
