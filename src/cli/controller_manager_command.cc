@@ -74,6 +74,11 @@ int RunControllerManagerCommand(ControllerManagerCommandOptions options, std::os
     out << "slicewright controller-manager: serving /metrics, /healthz, /readyz on "
         << options.manager.bind_address << ":" << (*manager)->port() << "\n";
   }
+  // Bound already, leader or not (answering once their caches synced: /readyz/<name>).
+  for (const controllers::ReplicaServing& served : (*manager)->ServedByEveryReplica()) {
+    out << "slicewright controller-manager: serving " << served.what << " on " << served.address
+        << " from every replica\n";
+  }
   out.flush();
 
   std::stop_source stop;

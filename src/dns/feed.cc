@@ -1,5 +1,6 @@
 #include "dns/feed.h"
 
+#include <algorithm>
 #include <set>
 #include <utility>
 #include <vector>
@@ -37,14 +38,23 @@ struct ZoneFeed::Core {
         }
       });
     }
+    if (deps.is_live) {
+      zone->Put(std::make_shared<const ServiceView>(
+          BuildServiceView(*service_import, slices, deps.is_live, options)));
+      return;
+    }
+    // The clusters the leader's agent judged live: the zone reads lower case, ids are lower case.
+    const auto listed = [&](std::string_view cluster) {
+      return std::ranges::find(service_import->status.clusters, cluster) !=
+             service_import->status.clusters.end();
+    };
     zone->Put(std::make_shared<const ServiceView>(
-        BuildServiceView(*service_import, slices, deps.is_live, options)));
+        BuildServiceView(*service_import, slices, listed, options)));
   }
 };
 
 Result<std::unique_ptr<ZoneFeed>> ZoneFeed::Create(ZoneOptions options, FeedDeps deps) {
-  if (deps.imports == nullptr || deps.slices == nullptr || deps.slices_by_import.empty() ||
-      !deps.is_live) {
+  if (deps.imports == nullptr || deps.slices == nullptr || deps.slices_by_import.empty()) {
     return Status(StatusCode::kInvalid, "dns feed: the import and slice informers are required");
   }
   auto core = std::make_shared<Core>();

@@ -1,7 +1,9 @@
 // Keeps a Zone current from the MCS agent's informer caches: every change of a ServiceImport or of
 // one of its MCS EndpointSlices rebuilds that import's records (BuildServiceView) on the
 // informer's thread, right after the cache changed, so an answer is never older than the cache.
-// Liveness changes rebuild every import (RebuildAll). Thread-safe; rebuilds are serialised, so
+// Which source clusters count is the import's status.clusters (what the leader's agent judged live
+// and wrote), so every replica answers alike from the API alone; a caller with its own liveness
+// passes is_live and calls RebuildAll when it changes. Thread-safe; rebuilds are serialised, so
 // the last one always reads the newest cache state.
 #pragma once
 
@@ -24,7 +26,8 @@ struct FeedDeps {
   // under "namespace/<multicluster.kubernetes.io/service-name>".
   cache::Informer<cache::CompactEndpointSlice>* slices = nullptr;
   std::string slices_by_import;
-  // Whether a source cluster's endpoints count (its Lease is current); required.
+  // Whether a source cluster's endpoints count (its Lease is current). Null: while the import's
+  // status.clusters lists it.
   std::function<bool(std::string_view cluster_id)> is_live;
 };
 

@@ -76,6 +76,21 @@ std::vector<std::uint8_t> Respond(const Zone& zone, std::span<const std::uint8_t
   return response;
 }
 
+std::vector<std::uint8_t> RespondNotReady(std::span<const std::uint8_t> packet) {
+  const Decoded decoded = DecodeQuery(packet);
+  switch (decoded.outcome) {
+    case DecodeOutcome::kDrop:
+      return {};
+    case DecodeOutcome::kFormErr:
+      return EncodeError(decoded.query, Rcode::kFormErr);
+    case DecodeOutcome::kNotImp:
+      return EncodeError(decoded.query, Rcode::kNotImp);
+    case DecodeOutcome::kQuery:
+      break;
+  }
+  return EncodeError(decoded.query, Rcode::kServFail);
+}
+
 Responder::Responder(std::shared_ptr<const Zone> zone, ResponderOptions options)
     : zone_(std::move(zone)), options_(options) {}
 

@@ -30,6 +30,12 @@ struct ResponderOptions {
 std::vector<std::uint8_t> Respond(const Zone& zone, std::span<const std::uint8_t> packet, bool tcp,
                                   const ResponderOptions& options);
 
+// The response to `packet` while there is no zone to answer from yet (the caches it is built from
+// have not synced): SERVFAIL to a query, so that a resolver asks another server at once rather
+// than waiting out a timeout, or trusting a wrong NXDOMAIN; FORMERR, NOTIMP or nothing as
+// Respond() for the rest.
+std::vector<std::uint8_t> RespondNotReady(std::span<const std::uint8_t> packet);
+
 // Respond() with a cache of encoded responses: libldns builds each packet record by record, a few
 // microseconds a record, while most queries repeat. An entry is keyed by the question (name in
 // lower case, type, class), EDNS presence and the size limit, and is valid while the zone's

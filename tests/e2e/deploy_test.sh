@@ -215,14 +215,18 @@ for o in "customresourcedefinition.apiextensions.k8s.io/serviceexports.multiclus
 done
 # deploy/mcs/dns: the member base serving clusterset.local DNS (issue #24) behind a Service.
 rendered=$(k kustomize "$MCS_DEPLOY/dns")
-expect_contains "deploy/mcs/dns: one replica serving DNS on :5353 behind Service port 53" \
-  "$rendered" "replicas: 1" "- --mcs-dns-address=:5353" "containerPort: 5353" \
+expect_contains "deploy/mcs/dns: two replicas serving DNS on :5353 behind Service port 53" \
+  "$rendered" "replicas: 2" "- --mcs-dns-address=:5353" "containerPort: 5353" \
   "name: slicewright-mcs-dns" "port: 53" "protocol: UDP"
+expect_contains "... each ready once its zone is built, one at a time disrupted or rolled" \
+  "$rendered" "path: /readyz/mcs-dns" "kind: PodDisruptionBudget" "maxSurge: 1"
+expect_not_contains "... no single replica" "$rendered" "replicas: 1"
 out=$(k apply --dry-run=server -k "$MCS_DEPLOY/dns")
 rc=$?
 expect_eq "apply --dry-run=server -k deploy/mcs/dns succeeds" "$rc" 0
-expect_contains "dns dry run lists the Service" "$out" \
-  "service/slicewright-mcs-dns created (server dry run)"
+expect_contains "dns dry run lists the Service and the PodDisruptionBudget" "$out" \
+  "service/slicewright-mcs-dns created (server dry run)" \
+  "poddisruptionbudget.policy/slicewright-mcs-dns created (server dry run)"
 
 # The broker. The embedded server does not serve admissionregistration.k8s.io (docs/design.md,
 # known differences), so the server checks the base without its admission policy, and the policy

@@ -70,6 +70,30 @@ def wait_until(seconds, condition, interval=0.02):
         time.sleep(interval)
 
 
+def dig(server, name, qtype, *options):
+    """One query with the real dig (bind9-dnsutils) to "127.0.0.1:PORT": (status, header flags,
+    [(type, data)], full output)."""
+    host, port = server.rsplit(":", 1)
+    result = subprocess.run(["dig", "@" + host, "-p", port, "+norec", "+time=2", "+tries=2",
+                             name, qtype] + list(options),
+                            capture_output=True, text=True, timeout=30)
+    out = result.stdout
+    status, flags, answers, section = None, set(), [], None
+    for line in out.splitlines():
+        if "status:" in line:
+            status = line.split("status:")[1].split(",")[0].strip()
+        elif line.startswith(";; flags:"):
+            flags = set(line.split(";")[2].split(":")[1].split())
+        elif line.startswith(";; ANSWER SECTION"):
+            section = "answer"
+        elif line.startswith(";;") and "SECTION" in line:
+            section = None
+        elif line.strip() and not line.startswith(";") and section == "answer":
+            fields = line.split()
+            answers.append((fields[3], " ".join(fields[4:])))
+    return status, flags, sorted(answers), out
+
+
 class Server:
     """One `slicewright apiserver` process. start() waits for its "serving on" line. It serves
     HTTPS with the CA in DATA_DIR/tls (unless extra_args has --insecure-http); connection() opens

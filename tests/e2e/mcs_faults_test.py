@@ -16,7 +16,12 @@ would (spec.nodeName, then status through /status). Cases:
    while its previous run's Lease is still live says so clearly and waits the Lease out.
 3. cluster-1's API server restarted (SIGTERM, then kill -9): the agent reconnects, a change made
    after the restart propagates, and cluster-2 sees no deletion meanwhile.
-4. Three clusters (`slicewright dev --clusters 3`, one process): a Service exported by cluster-1
+4. clusterset.local DNS from every replica: cluster-1's agent becomes two controller-managers
+   with --leader-elect=true. Both answer the same records with the real dig (an import only the
+   leader can have written included) while only the leader runs the agent; the leader killed -9,
+   the standby answers every query throughout (probed back to back, no gap over a second), takes
+   the Lease over and serves a later export too.
+5. Three clusters (`slicewright dev --clusters 3`, one process): a Service exported by cluster-1
    and cluster-2 is imported into cluster-3, which exports nothing, with both in status.clusters
    and one slice set per source cluster; cluster-1 expiring (its Lease deleted until its agent
    renews it) leaves cluster-3 with cluster-2 alone, watched so that the short expiry is not
@@ -25,7 +30,7 @@ would (spec.nodeName, then status through /status). Cases:
 After each case every member's ServiceImports (spec, status.clusters, endpointSliceObjects),
 ServiceExport conditions and MCS slices per source cluster must equal what the ClusterSet's
 objects imply (`expected_mismatches`). Waits poll with deadlines (the conformance suite's 20 s).
-E2E_SKIP_3=1 leaves out case 4; without kubectl it is skipped.
+E2E_SKIP_3=1 leaves out case 5; without kubectl it is skipped.
 
 Usage: /usr/bin/python3 mcs_faults_test.py PATH/TO/slicewright
 """
@@ -33,6 +38,7 @@ Usage: /usr/bin/python3 mcs_faults_test.py PATH/TO/slicewright
 import http.client
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -44,13 +50,15 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import e2e_server  # noqa: E402
-from e2e_server import Checks, Scratch, Server, wait_until  # noqa: E402
+from e2e_server import Checks, Scratch, Server, dig, wait_until  # noqa: E402
 
 checks = Checks("mcs_faults_test")
 # --mcs-lease-duration in seconds (renewed every third of it); longer under the sanitizers, where
 # five processes share two slow cores.
 LEASE = 4 * e2e_server.SLOW
 IMPORT_WAIT = 20  # the conformance suite's timeout for an import or a condition (scaled by SLOW)
+# --leader-elect-lease-duration of the DNS replicas' case, in seconds.
+ELECTION_LEASE = 4 * e2e_server.SLOW
 NS = "faults"
 BROKER_NS = "slicewright-mcs"
 MCS_MANAGED_BY = "mcs.slicewright.io"
@@ -257,6 +265,20 @@ class Member:
             os.path.join(self.root, "%s-agent-%d.log" % (self.name, self.starts)))
         return self.agent
 
+    def start_replica(self):
+        """One of several controller-managers of this member with leader election on (a short
+        Lease), each serving clusterset.local DNS and /readyz on ports it picks."""
+        self.starts += 1
+        return Process(
+            [self.binary, "controller-manager", "--kubeconfig", self.kubeconfig,
+             "--controllers=*,mcs", "--cluster-id", self.name, "--broker-kubeconfig",
+             self.broker_kubeconfig, "--mcs-lease-duration", "%ds" % LEASE,
+             "--leader-elect=true", "--leader-elect-lease-duration", "%ds" % ELECTION_LEASE,
+             "--leader-elect-renew-deadline", "%ds" % (ELECTION_LEASE - 1),
+             "--leader-elect-retry-period", "500ms", "--bind-address", "127.0.0.1", "--port", "0",
+             "--mcs-dns-address", "127.0.0.1:0"],
+            os.path.join(self.root, "%s-replica-%d.log" % (self.name, self.starts)))
+
     # ---- what a kubelet and a user would write ----
 
     def setup(self):
@@ -462,6 +484,7 @@ def run_cluster_set(binary, root):
         checks.run("agent killed", lambda: case_agent_killed(members, exports, ips))
         checks.run("member API server restarted", lambda: case_member_restart(
             members, exports, ips))
+        checks.run("DNS from every replica", lambda: case_dns_replicas(members, exports, ips))
         for member in members:
             checks.eq("%s: agent still running" % member.name, member.agent.alive(), True)
     finally:
@@ -606,6 +629,157 @@ def case_member_restart(members, exports, ips):
         violations = [v for w in watchers for v in w.stop()]
         checks.check("%s of cluster-1's API server: no spurious deletion in cluster-2" % variant,
                      not violations, *violations)
+
+
+class Prober:
+    """Asks one resolver one name with the real dig, back to back on its own thread (one try, a
+    one-second timeout), keeping (time, right?, what came back) of every query."""
+
+    def __init__(self, address, name, want):
+        self.address = address
+        self.name = name
+        self.want = want
+        self.results = []
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.started = time.monotonic()
+        self.stopped = None
+
+    def start(self):
+        self.thread.start()
+        return self
+
+    def _run(self):
+        while not self.stopping.is_set():
+            status, _, answers, _ = dig(self.address, self.name, "A", "+time=1", "+tries=1")
+            right = status == "NOERROR" and answers == self.want
+            self.results.append((time.monotonic(), right, (status, answers)))
+
+    def stop(self):
+        self.stopping.set()
+        self.thread.join(10)
+        self.stopped = time.monotonic()
+
+    def wrong(self):
+        return [(round(t - self.started, 2), got) for t, right, got in self.results if not right]
+
+    def longest_gap(self):
+        """The longest time without a right answer, from start() to stop()."""
+        times = [self.started] + [t for t, right, _ in self.results if right] + [self.stopped]
+        return max(b - a for a, b in zip(times, times[1:]))
+
+
+def case_dns_replicas(members, exports, ips):
+    c1, c2 = members
+    if shutil.which("dig") is None:
+        checks.fail("dig on PATH (bind9-dnsutils, scripts/install-deps.sh)")
+        return
+    # cluster-1's agent (--leader-elect=false) gives way to two replicas with leader election.
+    c1.agent.kill()
+    replicas = [c1.start_replica(), c1.start_replica()]
+    c1.agent = replicas[0]
+
+    def banner(replica, pattern):
+        found = wait_until(20, lambda: re.search(pattern, replica.text()))
+        return found.group(1) if found else None
+
+    dns = [banner(r, r"serving clusterset\.local DNS \(UDP and TCP\) on (127\.0\.0\.1:\d+) "
+                     r"from every replica") for r in replicas]
+    http_ports = [banner(r, r"serving /metrics, /healthz, /readyz on 127\.0\.0\.1:(\d+)")
+                  for r in replicas]
+    if not checks.check("dns replicas: each prints where it serves DNS and /readyz",
+                        all(dns) and all(http_ports), dns, http_ports,
+                        *[r.text()[-2000:] for r in replicas]):
+        return
+
+    def readyz(port):
+        conn = http.client.HTTPConnection("127.0.0.1", int(port), timeout=5)
+        try:
+            conn.request("GET", "/readyz/mcs-dns")
+            return conn.getresponse().status
+        except OSError:
+            return None
+        finally:
+            conn.close()
+
+    checks.check("dns replicas: /readyz/mcs-dns passes on both (the zone built, leader or not)",
+                 wait_until(20, lambda: all(readyz(p) == 200 for p in http_ports)),
+                 [readyz(p) for p in http_ports])
+    leaders = []
+
+    def one_leads():
+        leaders[:] = [r for r in replicas if "leading; starting controllers" in r.text()]
+        return len(leaders) == 1 and re.search(r"caches synced; running [^(\n]*\bmcs\b",
+                                                leaders[0].text())
+    if not checks.check("dns replicas: one leads and runs the agent", wait_until(
+            ELECTION_LEASE + LEASE + IMPORT_WAIT, one_leads), *[r.text()[-2000:] for r in replicas]):
+        return
+    leader = leaders[0]
+    standby = replicas[1] if leader is replicas[0] else replicas[0]
+    standby_dns = dns[replicas.index(standby)]
+    checks.check("dns replicas: the standby runs no agent (nothing of it in its log)",
+                 "mcs agent:" not in standby.text() and
+                 "leading; starting controllers" not in standby.text(), standby.text()[-2000:])
+
+    def fqdn(service):
+        return "%s.%s.svc.clusterset.local" % (service, NS)
+
+    def want(service):
+        ips_now = ((c1.api.get(IMPORTS + "/" + service) or {}).get("spec") or {}).get("ips")
+        return [("A", ip) for ip in sorted(ips_now or [])]
+
+    def answers(address, service):
+        a = dig(address, fqdn(service), "A")
+        srv = dig(address, "_http._tcp." + fqdn(service), "SRV")
+        return a[0], a[2], srv[0], srv[2]
+
+    # An export cluster-2 makes now: its import in cluster-1 is the leader's write alone.
+    c2.service("late")
+    c2.pod("late-1", "late", "10.2.0.7")
+    c2.export("late")
+    exports["late"] = {"cluster-2": {"10.2.0.7": True}}
+    def alike_and_right(service):
+        got = [answers(d, service) for d in dns]
+        a_status, a, srv_status, srv = got[0]
+        return want(service) and got[0] == got[1] and a_status == srv_status == "NOERROR" and \
+            a == want(service) and [(t, d.split()[2], d.split()[3]) for t, d in srv] == [
+                ("SRV", "80", fqdn(service) + ".")]
+
+    for service in sorted(exports):
+        checks.check("dns replicas: both answer %s alike, the import's ClusterSetIP and its SRV"
+                     % service, wait_until(IMPORT_WAIT, lambda: alike_and_right(service)),
+                     [answers(d, service) for d in dns], want(service))
+
+    # The leader killed -9: the standby answers every query meanwhile, and takes over.
+    prober = Prober(standby_dns, fqdn("web"), want("web")).start()
+    checks.check("dns replicas: the prober gets answers", wait_until(
+        10, lambda: len(prober.results) >= 5))
+    leader.kill()
+    killed = time.monotonic()
+    took_over = checks.check("dns replicas: the standby takes the Lease and runs the agent",
+                             wait_until(ELECTION_LEASE + LEASE + IMPORT_WAIT, lambda: re.search(
+                                 r"caches synced; running [^(\n]*\bmcs\b", standby.text())),
+                             standby.text()[-2000:])
+    c1.agent = standby
+    if took_over:
+        print("(the standby ran the agent %.1f s after the leader was killed)" %
+              (time.monotonic() - killed))
+        # A later export reaches the new leader's DNS: its agent writes the import.
+        c2.service("later")
+        c2.pod("later-1", "later", "10.2.0.8")
+        c2.export("later")
+        exports["later"] = {"cluster-2": {"10.2.0.8": True}}
+        checks.check("dns replicas: after the takeover a new export is answered", wait_until(
+            IMPORT_WAIT, lambda: want("later") and dig(standby_dns, fqdn("later"), "A")[2] ==
+            want("later")), dig(standby_dns, fqdn("later"), "A")[3])
+        converge("dns replicas: after the takeover everything converges", members, exports,
+                 {"cluster-1", "cluster-2"}, ips)
+    prober.stop()
+    checks.check("dns replicas: the standby answered web right through the takeover (%d queries "
+                 "over %.1f s)" % (len(prober.results), prober.stopped - prober.started),
+                 len(prober.results) >= 10 and not prober.wrong(), prober.wrong()[:10])
+    checks.check("dns replicas: never a second without a right answer (longest %.2f s)" %
+                 prober.longest_gap(), prober.longest_gap() < 1.0 * e2e_server.SLOW)
 
 
 def run_three_clusters(binary, root):

@@ -30,7 +30,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import e2e_server  # noqa: E402
-from e2e_server import Checks, Scratch, wait_until  # noqa: E402
+from e2e_server import Checks, Scratch, dig, wait_until  # noqa: E402
 
 checks = Checks("mcs_test")
 CLUSTERS = ["cluster-1", "cluster-2"]
@@ -304,30 +304,6 @@ def check_services(kubectl):
     checks.check("T14: no import for 5 s", not wait_until(CONSISTENTLY, lambda: any(
         get(c, "serviceimport", n) is not None for c in CLUSTERS for n in ("external", "missing")),
         interval=0.5))
-
-
-def dig(server, name, qtype, *options):
-    """One query with the real dig (bind9-dnsutils) to "127.0.0.1:PORT": (status, header flags,
-    [(type, data)], full output)."""
-    host, port = server.rsplit(":", 1)
-    result = subprocess.run(["dig", "@" + host, "-p", port, "+norec", "+time=2", "+tries=2",
-                             name, qtype] + list(options),
-                            capture_output=True, text=True, timeout=30)
-    out = result.stdout
-    status, flags, answers, section = None, set(), [], None
-    for line in out.splitlines():
-        if "status:" in line:
-            status = line.split("status:")[1].split(",")[0].strip()
-        elif line.startswith(";; flags:"):
-            flags = set(line.split(";")[2].split(":")[1].split())
-        elif line.startswith(";; ANSWER SECTION"):
-            section = "answer"
-        elif line.startswith(";;") and "SECTION" in line:
-            section = None
-        elif line.strip() and not line.startswith(";") and section == "answer":
-            fields = line.split()
-            answers.append((fields[3], " ".join(fields[4:])))
-    return status, flags, sorted(answers), out
 
 
 def check_dns(kubectl, data_dir):

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <utility>
 
 #include <fmt/ranges.h>
@@ -129,6 +130,10 @@ struct Manager::Impl {
   // Keeps slicewright_internal_bugs_total current on every scrape; declared after the registry so
   // it goes first.
   runtime::Registry::CollectHook internal_bugs;
+  // What every replica serves, leader or not, on informers of its own (never the leader's,
+  // which come and go with leadership); the factory outlives the services that read it.
+  std::unique_ptr<cache::InformerFactory> replica_informers;
+  std::vector<ReplicaService> replica_services;
   std::unique_ptr<runtime::HttpEndpoint> endpoint;
   std::atomic<bool> leading{false};
   std::atomic<bool> synced{false};
@@ -174,6 +179,41 @@ struct Manager::Impl {
     }
     return Status();
   }
+
+  // Builds what the selected controllers serve from every replica.
+  Status BuildReplicaServices() {
+    replica_informers = std::make_unique<cache::InformerFactory>(client);
+    for (const ControllerDescriptor* descriptor : controllers) {
+      if (!descriptor->every_replica) continue;
+      const ReplicaContext context{
+          .options = options, .informers = replica_informers.get(), .metrics = &registry};
+      Result<ReplicaService> built = descriptor->every_replica(context);
+      if (!built.ok()) {
+        return Status(built.status().code(), descriptor->name + ": " + built.status().ToString());
+      }
+      if (built->service != nullptr) replica_services.push_back(std::move(built).value());
+    }
+    return Status();
+  }
+
+  // Starts the replica services once their caches synced, or returns at `stop`. No busy loop:
+  // each round waits up to 100 ms for the sync.
+  void StartReplicaServicesWhenSynced(const std::stop_token& stop) {
+    while (!stop.stop_requested()) {
+      if (!replica_informers->WaitForCacheSync(std::chrono::milliseconds(100))) continue;
+      std::vector<std::string> started;
+      for (const ReplicaService& service : replica_services) {
+        service.start();
+        started.push_back(service.what + " on " + service.address);
+      }
+      SW_LOG(kInfo, "controller-manager: caches synced; this replica serves {}",
+             fmt::join(started, ", "));
+      return;
+    }
+  }
+
+  // Campaigns (or not) and runs the controllers while leading; see Manager::Run.
+  Status Campaign(const std::stop_token& stop);
 
   // Runs the controllers until `stop`; errors are logged (a leader that cannot run its
   // controllers keeps the Lease so that no other replica fights it, and reports not ready).
@@ -333,6 +373,7 @@ Result<std::unique_ptr<Manager>> Manager::Create(ManagerOptions options, client:
     impl->controllers.push_back(descriptor);
   }
   SW_RETURN_IF_ERROR(impl->ConnectRemotes(std::move(remotes)));
+  SW_RETURN_IF_ERROR(impl->BuildReplicaServices());
   SW_ASSIGN_OR_RETURN(
       runtime::Counter * bugs,
       impl->registry.AddCounter("slicewright_internal_bugs_total",
@@ -356,6 +397,13 @@ Result<std::unique_ptr<Manager>> Manager::Create(ManagerOptions options, client:
                                                   return Status();
                                                 },
                                                 {runtime::Probe::kReadyz}));
+    // Each replica service's own check, so that a Service routing to what it serves (the MCS
+    // DNS) can probe /readyz/<name> alone: a standby is ready to answer, a leader whose
+    // controllers are still syncing too.
+    for (const ReplicaService& service : impl->replica_services) {
+      SW_RETURN_IF_ERROR(
+          impl->endpoint->AddCheck(service.name, service.ready, {runtime::Probe::kReadyz}));
+    }
     impl->endpoint->Start();
   }
   return std::unique_ptr<Manager>(new Manager(std::move(impl)));
@@ -363,31 +411,51 @@ Result<std::unique_ptr<Manager>> Manager::Create(ManagerOptions options, client:
 
 Status Manager::Run(const std::stop_token& stop) {
   Impl& impl = *impl_;
-  if (!impl.options.leader_elect) {
-    impl.leading = true;
-    impl.RunControllers(stop);
-    impl.leading = false;
+  // What every replica serves runs beside the election, from before it to after the Lease is
+  // released (the controllers drained), so it serves as long as the process does.
+  std::stop_source replicas_stop;
+  std::thread replicas;
+  if (!impl.replica_services.empty()) {
+    impl.replica_informers->Start();
+    replicas = std::thread(
+        [&impl, token = replicas_stop.get_token()] { impl.StartReplicaServicesWhenSynced(token); });
+  }
+  const Status result = impl.Campaign(stop);
+  if (replicas.joinable()) {
+    replicas_stop.request_stop();
+    replicas.join();
+    for (const ReplicaService& service : impl.replica_services) service.stop();
+    impl.replica_informers->Stop();
+  }
+  return result;
+}
+
+Status Manager::Impl::Campaign(const std::stop_token& stop) {
+  if (!options.leader_elect) {
+    leading = true;
+    RunControllers(stop);
+    leading = false;
     return Status();
   }
   runtime::LeaderElectionConfig config;
-  config.lease_namespace = impl.options.leader_elect_namespace;
-  config.lease_name = impl.options.leader_elect_name;
-  if (impl.options.identity.empty()) {
+  config.lease_namespace = options.leader_elect_namespace;
+  config.lease_name = options.leader_elect_name;
+  if (options.identity.empty()) {
     SW_ASSIGN_OR_RETURN(config.identity, runtime::DefaultIdentity());
   } else {
-    config.identity = impl.options.identity;
+    config.identity = options.identity;
   }
-  config.lease_duration = impl.options.lease_duration;
-  config.renew_deadline = impl.options.renew_deadline;
-  config.retry_period = impl.options.retry_period;
-  config.metrics = &impl.registry;
+  config.lease_duration = options.lease_duration;
+  config.renew_deadline = options.renew_deadline;
+  config.retry_period = options.retry_period;
+  config.metrics = &registry;
   config.log = [](std::string_view message) { SW_VLOG(1, "leader election: {}", message); };
   std::atomic<bool> lost{false};
-  config.callbacks.on_started_leading = [&impl](const std::stop_token& leading_stop) {
+  config.callbacks.on_started_leading = [this](const std::stop_token& leading_stop) {
     SW_LOG(kInfo, "controller-manager: leading; starting controllers");
-    impl.leading = true;
-    impl.RunControllers(leading_stop);
-    impl.leading = false;
+    leading = true;
+    RunControllers(leading_stop);
+    leading = false;
   };
   config.callbacks.on_stopped_leading = [&lost, stop] {
     if (!stop.stop_requested()) lost = true;
@@ -398,7 +466,7 @@ Status Manager::Run(const std::stop_token& stop) {
     }
   };
   SW_ASSIGN_OR_RETURN(std::unique_ptr<runtime::LeaderElector> elector,
-                      runtime::LeaderElector::Create(config, impl.client, SystemClock::Get()));
+                      runtime::LeaderElector::Create(config, client, SystemClock::Get()));
   SW_LOG(kInfo, "controller-manager: campaigning for lease {}/{} as {}", config.lease_namespace,
          config.lease_name, config.identity);
   elector->Run(stop);
@@ -413,6 +481,14 @@ std::uint16_t Manager::port() const {
 }
 
 runtime::Registry& Manager::metrics() { return impl_->registry; }
+
+std::vector<ReplicaServing> Manager::ServedByEveryReplica() const {
+  std::vector<ReplicaServing> served;
+  for (const ReplicaService& service : impl_->replica_services) {
+    served.push_back({service.name, service.what, service.address});
+  }
+  return served;
+}
 
 bool Manager::Ready() const { return impl_->leading && impl_->synced; }
 

@@ -35,6 +35,13 @@ Result<std::vector<std::string>> SelectControllers(
 // default true). kInvalid for an unknown gate or a value other than true/false.
 Result<std::map<std::string, bool>> ParseFeatureGates(std::string_view flag);
 
+// What a replica serves whatever the election (a descriptor's every_replica), as bound.
+struct ReplicaServing {
+  std::string name;     // its readiness check: /readyz/<name>
+  std::string what;     // "clusterset.local DNS (UDP and TCP)"
+  std::string address;  // "127.0.0.1:5353"
+};
+
 // Clients of other clusters the caller already holds, by the names descriptors ask for
 // ("broker"); each must outlive the manager.
 using RemoteClients = std::map<std::string, client::RestClient*, std::less<>>;
@@ -42,9 +49,10 @@ using RemoteClients = std::map<std::string, client::RestClient*, std::less<>>;
 class Manager final {
  public:
   // Validates everything (controllers, gates, the elector's timings), connects the other clusters
-  // the selected controllers need (from `remotes`, else from their kubeconfig), and binds the HTTP
-  // endpoint. `client` (the manager's own cluster: its Lease, its controllers) must outlive the
-  // manager. `table` is BuiltinControllers() but in tests.
+  // the selected controllers need (from `remotes`, else from their kubeconfig), binds the HTTP
+  // endpoint and builds what every replica serves (binding its ports: the MCS DNS). `client` (the
+  // manager's own cluster: its Lease, its controllers) must outlive the manager. `table` is
+  // BuiltinControllers() but in tests.
   static Result<std::unique_ptr<Manager>> Create(
       ManagerOptions options, client::RestClient& client, RemoteClients remotes = {},
       const ControllerTable& table = BuiltinControllers());
@@ -52,9 +60,11 @@ class Manager final {
   Manager(const Manager&) = delete;
   Manager& operator=(const Manager&) = delete;
 
-  // Campaigns for the Lease (or not, without leader election), runs the controllers while leading,
-  // and returns when `stop` is requested (OK, after draining and releasing the Lease) or when
-  // leadership is lost (kUnavailable: the process should exit, as kube-controller-manager does).
+  // Starts what every replica serves (its informers now, the services once those synced, not
+  // waiting for them), campaigns for the Lease (or not, without leader election), runs the
+  // controllers while leading, and returns when `stop` is requested (OK, after draining and
+  // releasing the Lease) or when leadership is lost (kUnavailable: the process should exit, as
+  // kube-controller-manager does).
   Status Run(const std::stop_token& stop);
 
   // The HTTP endpoint's port (0 when it serves nothing).
@@ -62,6 +72,8 @@ class Manager final {
   runtime::Registry& metrics();
   // True while this process leads and its controllers' caches have synced.
   bool Ready() const;
+  // What this replica serves whatever the election, in controller order.
+  std::vector<ReplicaServing> ServedByEveryReplica() const;
 
  private:
   struct Impl;

@@ -8,6 +8,7 @@
 #include "controllers/endpoints/controller.h"
 #include "controllers/endpointslice/controller.h"
 #include "controllers/mcs/agent.h"
+#include "controllers/mcs/dns_service.h"
 #include "controllers/mirroring/controller.h"
 #include "controllers/multinetwork/multinetwork.h"
 
@@ -227,6 +228,20 @@ ControllerDescriptor McsAgent() {
     deps.stop = c.stop;
     SW_ASSIGN_OR_RETURN(auto created, mcs::Agent::Create(c.options.mcs, deps));
     return Hold(std::move(created));
+  };
+  // The clusterset.local DNS, from every replica: the leader runs the agent's writers alone.
+  d.every_replica = [](const ReplicaContext& c) -> Result<ReplicaService> {
+    SW_ASSIGN_OR_RETURN(std::unique_ptr<mcs::DnsService> created,
+                        mcs::DnsService::Create(c.options.mcs, *c.informers));
+    if (created == nullptr) return ReplicaService{};
+    mcs::DnsService* raw = created.get();
+    return ReplicaService{.service = std::shared_ptr<mcs::DnsService>(std::move(created)),
+                          .name = "mcs-dns",
+                          .what = "clusterset.local DNS (UDP and TCP)",
+                          .address = raw->address(),
+                          .start = [raw] { raw->Start(); },
+                          .stop = [raw] { raw->Stop(); },
+                          .ready = [raw] { return raw->Ready(); }};
   };
   // In its own cluster; what it may do in the broker is the broker's Role (deploy/mcs).
   d.rbac = {{{"multicluster.x-k8s.io"}, {"serviceexports"}, kRead},

@@ -76,6 +76,27 @@ RunningController Hold(std::unique_ptr<C> controller) {
                            [raw] { raw->Stop(); }};
 }
 
+// What a controller serves from every replica, leader or not (the MCS agent's clusterset.local
+// DNS): built when the manager is created, on informers of this cluster of its own (started
+// before the election, never the leader's), started once they synced, stopped when Run returns.
+// It must write nothing: a standby is read-only.
+struct ReplicaService {
+  std::shared_ptr<void> service;  // null: nothing to serve with these options
+  std::string name;               // its readiness check: /readyz/<name>
+  std::string what;               // for the logs and the command's banner: "clusterset.local DNS"
+  std::string address;            // where, as bound: "127.0.0.1:5353"
+  std::function<void()> start;    // its caches synced
+  std::function<void()> stop;
+  std::function<Status()> ready;  // OK once it answers right; the reason otherwise
+};
+
+// What a descriptor's `every_replica` gets: no client, only informers to read through.
+struct ReplicaContext {
+  const ManagerOptions& options;
+  cache::InformerFactory* informers = nullptr;  // this cluster's, for the replica services alone
+  runtime::Registry* metrics = nullptr;
+};
+
 struct ControllerDescriptor {
   std::string name;       // its --controllers name: "endpointslice"
   std::string component;  // its Events' source component: "endpoint-slice-controller"
@@ -90,6 +111,8 @@ struct ControllerDescriptor {
   // The other clusters it needs, from its options (none by default).
   std::function<std::vector<RemoteClusterConfig>(const ManagerOptions& options)> remotes;
   std::function<Result<RunningController>(const ControllerContext& context)> create;
+  // What it serves from every replica (see ReplicaService); nullptr: nothing.
+  std::function<Result<ReplicaService>(const ReplicaContext& context)> every_replica;
   // What it reads and writes in its own cluster (Events are the manager's: ManagerRbacRules()).
   std::vector<RbacRule> rbac;
 };

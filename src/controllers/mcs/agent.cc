@@ -20,7 +20,7 @@
 #include "controllers/common/apply_plan.h"
 #include "controllers/common/slice_index.h"
 #include "controllers/mcs/kinds.h"
-#include "dns/responder.h"
+#include "dns/server.h"
 
 namespace slicewright::controllers::mcs {
 namespace {
@@ -218,7 +218,6 @@ Result<std::unique_ptr<Agent>> Agent::Create(Options options, Deps deps) {
   std::unique_ptr<Agent> agent(new Agent(std::move(options), deps, std::move(here),
                                          std::move(exports_loop), std::move(imports_loop)));
   agent->RegisterHandlers();
-  SW_RETURN_IF_ERROR(agent->StartDns());
   // Liveness (spec §7 ES9): our Lease in the broker, the others' judged. Taking our Lease now
   // refuses an id another live member holds.
   LivenessOptions liveness_options;
@@ -228,8 +227,6 @@ Result<std::unique_ptr<Agent>> Agent::Create(Options options, Deps deps) {
   Agent* raw = agent.get();
   liveness_options.on_change = [raw](const std::string& cluster, bool live) {
     SW_LOG(kInfo, "mcs agent: cluster {} is {}", cluster, live ? "live" : "expired");
-    // DNS answers follow at once: that cluster's endpoints join or leave every headless name.
-    if (raw->dns_feed_ != nullptr) raw->dns_feed_->RebuildAll();
     // Every service that cluster exports is aggregated again, with or without it.
     for (const auto& record : raw->records_.store().List()) {
       if (record->spec.cluster == cluster) {
@@ -427,32 +424,6 @@ void Agent::RegisterHandlers() {
   namespaces_.AddEventHandler(std::move(namespaces));
 }
 
-Status Agent::StartDns() {
-  if (options_.dns_address.empty()) return Status();
-  dns::FeedDeps feed;
-  feed.imports = &imports_;
-  feed.slices = &local_slices_;
-  feed.slices_by_import = std::string(kLocalByImport);
-  feed.is_live = [this](std::string_view cluster) { return IsLive(std::string(cluster)); };
-  dns::ZoneOptions zone_options;
-  zone_options.ttl = static_cast<std::uint32_t>(options_.dns_ttl);
-  SW_ASSIGN_OR_RETURN(dns_feed_, dns::ZoneFeed::Create(zone_options, std::move(feed)));
-  dns::ServerOptions server_options;
-  server_options.address = options_.dns_address;
-  dns::ResponderOptions responder;
-  responder.zone = zone_options;
-  auto respond = std::make_shared<dns::Responder>(dns_feed_->zone(), responder);
-  Result<std::unique_ptr<dns::Server>> server = dns::Server::Create(
-      std::move(server_options), [respond](std::span<const std::uint8_t> message, bool tcp) {
-        return respond->Respond(message, tcp);
-      });
-  if (!server.ok()) {
-    return Status(server.status().code(), "--mcs-dns-address: " + server.status().ToString());
-  }
-  dns_server_ = std::move(server).value();
-  return Status();
-}
-
 void Agent::Start() {
   // What our previous run left in status.clusters: those clusters were live for it.
   std::vector<std::string> previously_live;
@@ -461,17 +432,6 @@ void Agent::Start() {
   }
   if (const Status started = liveness_->Start(previously_live); !started.ok()) {
     SW_LOG(kError, "mcs agent: liveness: {}", started.ToString());
-  }
-  if (dns_server_ != nullptr) {
-    // The caches have synced: every import's records are in the zone (the feed's handlers ran
-    // for each cached object), and liveness has judged, so the first answer is a right one.
-    dns_feed_->RebuildAll();
-    if (const Status served = dns_server_->Start(); !served.ok()) {
-      SW_LOG(kError, "mcs agent: DNS: {}", served.ToString());
-    } else {
-      SW_LOG(kInfo, "mcs agent: serving clusterset.local DNS on {} (UDP and TCP)",
-             dns_server_->address());
-    }
   }
   runtime::ControllerOptions export_options;
   export_options.name = "mcs-export";
@@ -506,7 +466,6 @@ void Agent::EnqueueAll() {
 }
 
 void Agent::Stop() {
-  if (dns_server_ != nullptr) dns_server_->Stop();
   if (liveness_ != nullptr) liveness_->Stop();
   exports_loop_->Stop();
   imports_loop_->Stop();

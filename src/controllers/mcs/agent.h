@@ -4,7 +4,8 @@
 // broker's records into this cluster's ServiceImports (spec, status.clusters, Ready,
 // endpointSliceObjects) and the derived ClusterIP Service whose IPs become spec.ips. Both sides
 // have the controller shape: read caches, guard, decide with the pure mcs/ functions, write,
-// record. Thread-safe.
+// record. It runs on the leader only; the clusterset.local DNS runs on every replica
+// (dns_service.h). Thread-safe.
 #pragma once
 
 #include <memory>
@@ -28,8 +29,6 @@
 #include "controllers/common/sync_loop.h"
 #include "controllers/mcs/liveness.h"
 #include "controllers/mcs/options.h"
-#include "dns/feed.h"
-#include "dns/server.h"
 
 namespace slicewright::controllers::mcs {
 
@@ -71,10 +70,6 @@ class Agent final {
   // This cluster's IP families, primary first (--mcs-cluster-ip-families, else learned; empty:
   // unknown).
   const std::vector<std::string>& ip_families() const { return here_.ip_families; }
-  // The clusterset.local zone this agent serves (null when --mcs-dns-address is ""), and where
-  // ("127.0.0.1:5353"; "" when off).
-  const dns::Zone* dns_zone() const { return dns_feed_ ? dns_feed_->zone().get() : nullptr; }
-  std::string dns_address() const { return dns_server_ ? dns_server_->address() : std::string(); }
 
   // One sync of each side, for tests and the workers: `key` is "namespace/name".
   Status SyncExport(const std::string& key);
@@ -87,8 +82,6 @@ class Agent final {
   // Queues every key there is something about on both sides (at Start(), and when the broker
   // answers again after an outage).
   void EnqueueAll();
-  // Builds the DNS zone feed and binds the DNS server (--mcs-dns-address), serving from Start().
-  Status StartDns();
   // The valid records of "namespace/name" in the broker cache (invalid ones are logged).
   std::vector<model::ServiceExportRecord> RecordsFor(const std::string& key) const;
   // Creates or updates the import's derived Service; the Service as written (created or updated)
@@ -131,10 +124,6 @@ class Agent final {
   std::unique_ptr<SyncLoop> imports_loop_;
   // This cluster's Lease and the others' liveness: records of expired clusters are left out.
   std::unique_ptr<ClusterLiveness> liveness_;
-  // The clusterset.local responder (spec §9): the zone kept from imports_ and local_slices_, and
-  // its UDP/TCP server. After liveness_, so they go first (the feed asks it who is live).
-  std::unique_ptr<dns::ZoneFeed> dns_feed_;
-  std::unique_ptr<dns::Server> dns_server_;
 };
 
 }  // namespace slicewright::controllers::mcs
