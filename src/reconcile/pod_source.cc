@@ -1209,7 +1209,7 @@ class HeldSliceFinder final {
   // The planner's grouping (PortMapKey): the same ports in any order.
   static bool SamePortSet(const std::vector<model::EndpointPort>& a,
                           const std::vector<model::EndpointPort>& b) {
-    return a.size() == b.size() && std::is_permutation(a.begin(), a.end(), b.begin());
+    return a == b || (a.size() == b.size() && std::is_permutation(a.begin(), a.end(), b.begin()));
   }
 
   // The sorted positions whose endpoints are `slice`'s, one for one and in its order; false when
