@@ -258,6 +258,9 @@ Result<std::unique_ptr<Agent>> Agent::Create(Options options, Deps deps) {
     SW_LOG(kWarning, "mcs agent: {}; the Lease is taken once the broker answers",
            acquired.ToString());
   }
+  // Renewed from now on, not from Start(): the broker's informers may take long to sync (up to
+  // 30 s of backoff after a broker outage), and meanwhile the other members must not expire us.
+  SW_RETURN_IF_ERROR(agent->liveness_->StartRenewing());
   SW_LOG(kInfo,
          "mcs agent: cluster id {}, broker namespace {}, EndpointSlice policy {}, IP families "
          "{} ({})",
@@ -454,10 +457,15 @@ Status Agent::StartDns() {
 }
 
 void Agent::Start() {
-  // What our previous run left in status.clusters: those clusters were live for it.
+  // What our previous run imported, in status.clusters or as MCS slices (a run stopped between
+  // writing a cluster's slices and the status): those clusters were live for it.
   std::vector<std::string> previously_live;
   for (const auto& i : imports_.store().List()) {
     for (const auto& cluster : i->status.clusters) previously_live.push_back(cluster);
+  }
+  for (const auto& slice : local_slices_.store().List()) {
+    const std::string source = LabelOf(slice->metadata, model::kLabelMcsSourceCluster);
+    if (ManagedByMcs(slice->metadata) && !source.empty()) previously_live.push_back(source);
   }
   if (const Status started = liveness_->Start(previously_live); !started.ok()) {
     SW_LOG(kError, "mcs agent: liveness: {}", started.ToString());
