@@ -32,6 +32,13 @@ using ::slicewright::mcs::Aggregation;
 constexpr std::string_view kAnnotationSlicesPublished =
     "mcs.slicewright.io/endpointslices-published";
 
+// A new import (no status yet) whose MCS EndpointSlices are not complete yet (typically: the
+// exporter's record is here, its slices a moment later) writes no status for this long, rather
+// than endpointSliceObjects Absent just before Present: one write fewer per import of a new
+// export, and no Absent that a consumer might act on. Past it (an exporter failing to write its
+// slices, say) the status is written with Absent as before (spec §8.4).
+constexpr Clock::Duration kPublishWait = std::chrono::seconds(5);
+
 // The index of the broker's records by the service they export: "namespace/name".
 constexpr std::string_view kRecordsByService = "service";
 // This cluster's slices by kubernetes.io/service-name ("namespace/name": what an export
@@ -359,6 +366,7 @@ void Agent::RegisterHandlers() {
     imports_loop_->Enqueue(cache::KeyOf(*i), Clock::Duration::zero());
   };
   imports.on_delete = [this](const auto& i, bool) {
+    ForgetFirstSync(i->metadata.uid);
     imports_loop_->Enqueue(cache::KeyOf(*i), Clock::Duration::zero());
   };
   imports_.AddEventHandler(std::move(imports));
@@ -781,6 +789,10 @@ Status Agent::SyncImport(const std::string& key) {
     desired.metadata.annotations[std::string(model::kAnnotationDerivedService)] = derived_name;
     if (const auto derived = services_.store().Get(ns, derived_name)) {
       desired.spec.ips = ClusterSetIps(*derived, desired.spec.ip_families);
+    } else if (current != nullptr) {
+      // Our cache may not show the derived Service we just created yet: the import keeps its IPs
+      // (spec §6: stable for its lifetime) rather than losing them until the cache catches up.
+      desired.spec.ips = current->spec.ips;
     }
   }
 
@@ -840,6 +852,13 @@ Status Agent::SyncImport(const std::string& key) {
                                record.spec.cluster + " has not published its slices yet");
       }
     }
+    // A new import's first status waits (a moment, kPublishWait) for its slices to be complete:
+    // the error retries it, and the events of what completes them queue it at once.
+    if (!slices_synced.ok() &&
+        written.status.endpoint_slice_objects == model::EndpointSliceObjects::kUnset &&
+        SinceFirstSync(written.metadata.uid) < kPublishWait) {
+      return slices_synced;
+    }
   }
   const ::slicewright::mcs::EndpointSliceObjectsDecision decision =
       ::slicewright::mcs::DecideEndpointSliceObjects(
@@ -852,6 +871,7 @@ Status Agent::SyncImport(const std::string& key) {
   if (status_update.status != written.status) {
     SW_RETURN_IF_ERROR(import_client_.UpdateStatus(status_update).status());
   }
+  ForgetFirstSync(written.metadata.uid);
   // Absent first, then the slices go (the status update above requeues this import).
   if (decision.delete_slices) SW_RETURN_IF_ERROR(DeleteImportedSlices(key, {}));
   if (aggregation->endpoint_slices) return slices_synced;
@@ -898,6 +918,18 @@ Status Agent::SyncImportedSlices(const model::ServiceImport& service_import,
   // A cluster that no longer exports it keeps no slices here (spec §7: unexport deletes them).
   SW_RETURN_IF_ERROR(DeleteImportedSlices(key, clusters));
   return first_error;
+}
+
+Clock::Duration Agent::SinceFirstSync(const std::string& uid) {
+  const Clock::TimePoint now = SystemClock::Get().Now();
+  MutexLock lock(first_sync_mu_);
+  const auto [it, inserted] = first_sync_.try_emplace(uid, now);
+  return now - it->second;
+}
+
+void Agent::ForgetFirstSync(const std::string& uid) {
+  MutexLock lock(first_sync_mu_);
+  first_sync_.erase(uid);
 }
 
 Status Agent::DeleteImportedSlices(const std::string& key, const std::vector<std::string>& keep) {
