@@ -1,4 +1,5 @@
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -311,6 +312,7 @@ TEST_F(AgentWritesTest, ANewExportCostsAFixedNumberOfWrites) {
       {"cluster-2 endpointslices create", 1},    {"cluster-2 serviceimports create", 1},
       {"cluster-2 serviceimports update", 2},    {"cluster-2 services create", 1},
   };
+  std::printf("writes of one export:\n%s", Describe(counter_.counts()).c_str());
   EXPECT_EQ(counter_.counts(), expected) << "writes of one export:\n"
                                          << Describe(counter_.counts());
 }
