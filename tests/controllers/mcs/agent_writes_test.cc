@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "slicewright/client/typed_client.h"
+#include "slicewright/codec/coordination.h"
 #include "slicewright/codec/mcs.h"
 #include "slicewright/mcs/identity.h"
 #include "slicewright/model/mcs.h"
@@ -23,10 +24,11 @@
 #include "controllers/mcs/kinds.h"
 #include "fakes/loopback.h"
 
-// How many API writes one new export costs across a ClusterSet of two members and the broker
+// Two members' agents and a broker. How many API writes one new export costs across them
 // (docs/performance.md, "Multi-Cluster Services"): counted by verb, cluster and resource from
 // watches of every object the export concerns, and pinned, so a change that adds a write fails
-// here rather than only slowing the benchmark.
+// here rather than only slowing the benchmark. And an agent restarted after an outage keeps what
+// its previous run imported.
 namespace slicewright::controllers::mcs {
 namespace {
 
@@ -181,26 +183,35 @@ class AgentWritesTest : public ::testing::Test {
   }
 
   void StartAgents() {
-    for (auto& member : members_) {
-      member->informers = std::make_unique<cache::InformerFactory>(*member->client);
-      member->broker_informers = std::make_unique<cache::InformerFactory>(*broker_);
-      Options options;
-      options.cluster_id = member->id;
-      options.cluster_ip_families = "IPv4";
-      options.dns_address = "";  // tests run side by side
-      Result<std::unique_ptr<Agent>> created =
-          Agent::Create(std::move(options), {.client = member->client.get(),
-                                             .informers = member->informers.get(),
-                                             .broker = broker_.get(),
-                                             .broker_informers = member->broker_informers.get()});
-      ASSERT_TRUE(created.ok()) << created.status().ToString();
-      member->agent = std::move(created).value();
-      member->informers->Start();
-      member->broker_informers->Start();
-      ASSERT_TRUE(member->informers->WaitForCacheSync(std::chrono::seconds(10)));
-      ASSERT_TRUE(member->broker_informers->WaitForCacheSync(std::chrono::seconds(10)));
-      member->agent->Start();
-    }
+    for (auto& member : members_) StartAgent(*member);
+  }
+
+  void StopAgent(Member& member) {
+    member.agent->Stop();
+    member.agent.reset();
+    member.informers->Stop();
+    member.broker_informers->Stop();
+  }
+
+  void StartAgent(Member& member) {
+    member.informers = std::make_unique<cache::InformerFactory>(*member.client);
+    member.broker_informers = std::make_unique<cache::InformerFactory>(*broker_);
+    Options options;
+    options.cluster_id = member.id;
+    options.cluster_ip_families = "IPv4";
+    options.dns_address = "";  // tests run side by side
+    Result<std::unique_ptr<Agent>> created =
+        Agent::Create(std::move(options), {.client = member.client.get(),
+                                           .informers = member.informers.get(),
+                                           .broker = broker_.get(),
+                                           .broker_informers = member.broker_informers.get()});
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    member.agent = std::move(created).value();
+    member.informers->Start();
+    member.broker_informers->Start();
+    ASSERT_TRUE(member.informers->WaitForCacheSync(std::chrono::seconds(10)));
+    ASSERT_TRUE(member.broker_informers->WaitForCacheSync(std::chrono::seconds(10)));
+    member.agent->Start();
   }
 
   // A Service in cluster-1 with one ready endpoint in its own EndpointSlice (as the endpoint
@@ -315,6 +326,56 @@ TEST_F(AgentWritesTest, ANewExportCostsAFixedNumberOfWrites) {
   std::printf("writes of one export:\n%s", Describe(counter_.counts()).c_str());
   EXPECT_EQ(counter_.counts(), expected) << "writes of one export:\n"
                                          << Describe(counter_.counts());
+}
+
+// cluster-2's agent restarts just after a broker outage: cluster-1's Lease aged in it (cluster-1
+// renews a moment later). Its previous run had written cluster-1's MCS slice but not yet the
+// import's status.clusters (stopped in between). The restarted agent counts the slice's source as
+// previously live: it keeps the slice and lists cluster-1 again, rather than deleting the slice
+// until cluster-1 renews.
+TEST_F(AgentWritesTest, ARestartedAgentKeepsTheSlicesItsPreviousRunWrote) {
+  ServiceWithEndpoint("web", "10.1.0.1");
+  StartAgents();
+  Export("web");
+  ASSERT_TRUE(Eventually([&] { return Converged("web", "10.1.0.1"); }, std::chrono::seconds(20)));
+  for (auto& member : members_) StopAgent(*member);
+
+  client::RestClient& c2 = *members_[1]->client;
+  client::TypedClient<model::ServiceImport> imports(c2, ServiceImportCodec());
+  Result<model::ServiceImport> web = imports.Get(kNamespace, "web");
+  ASSERT_TRUE(web.ok()) << web.status().ToString();
+  web->status.clusters.clear();
+  ASSERT_TRUE(imports.UpdateStatus(*web).ok());
+  client::ListOptions by_import;
+  by_import.label_selector = std::string(model::kLabelMcsServiceName) + "=web";
+  client::TypedClient<model::EndpointSlice> slices(c2, client::EndpointSliceCodec());
+  Result<codec::ListPage<model::EndpointSlice>> before = slices.ListAll(kNamespace, by_import);
+  ASSERT_TRUE(before.ok() && before->items.size() == 1);
+  const std::string slice_uid = before->items[0].metadata.uid;
+  // cluster-1's Lease renewed 100 s ago (the outage); cluster-2's previous run's Lease gone, so
+  // the new run does not wait it out.
+  const std::string ns(model::kDefaultBrokerNamespace);
+  Result<std::string> got = broker_->Get(client::LeasesResource(), ns, "mcs-cluster-1");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  Result<model::Lease> lease = codec::DecodeLease(*got);
+  ASSERT_TRUE(lease.ok());
+  const auto now = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::system_clock::now().time_since_epoch());
+  lease->spec.renew_time = model::Time{(now.count() - 100'000'000) * 1000};
+  ASSERT_TRUE(
+      broker_->Update(client::LeasesResource(), ns, "mcs-cluster-1", codec::EncodeLease(*lease))
+          .ok());
+  ASSERT_TRUE(broker_->Delete(client::LeasesResource(), ns, "mcs-cluster-2", {}).ok());
+
+  StartAgent(*members_[1]);
+  ASSERT_TRUE(Eventually([&] {
+    Result<model::ServiceImport> now_web = imports.Get(kNamespace, "web");
+    return now_web.ok() && now_web->status.clusters == std::vector<std::string>{"cluster-1"};
+  })) << "cluster-1 not listed again: judged expired";
+  Result<codec::ListPage<model::EndpointSlice>> after = slices.ListAll(kNamespace, by_import);
+  ASSERT_TRUE(after.ok());
+  ASSERT_EQ(after->items.size(), 1u);
+  EXPECT_EQ(after->items[0].metadata.uid, slice_uid) << "the slice was deleted and written again";
 }
 
 }  // namespace
