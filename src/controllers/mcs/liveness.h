@@ -141,6 +141,7 @@ class ClusterLiveness final {
   // Idempotent.
   void Stop();
 
+  // Before Start() has judged, only our own cluster is live.
   bool IsLive(std::string_view cluster_id) const;
   // Every live cluster, ours included, sorted.
   std::vector<std::string> LiveClusters() const;
