@@ -86,6 +86,13 @@ model::Time WallNow() {
 
 bool IsNotFound(const Status& status) { return status.code() == StatusCode::kNotFound; }
 
+// A create answered AlreadyExists: our cache has not shown what an earlier sync created yet (the
+// key was queued again meanwhile). A conflict, retried once the cache has it, not terminal.
+Status CacheBehind(const Status& status) {
+  if (status.code() != StatusCode::kAlreadyExists) return status;
+  return Status(StatusCode::kConflict, "the cache is behind our create: " + status.ToString());
+}
+
 // Sets `condition` (stamped with the object's generation) into `conditions`.
 void Apply(std::vector<model::Condition>& conditions, model::Condition condition,
            std::int64_t generation, model::Time now) {
@@ -726,8 +733,9 @@ Result<std::optional<model::Service>> Agent::EnsureDerivedService(
   }
   const auto current = services_.store().Get(ns, derived_name);
   if (current == nullptr) {
-    SW_ASSIGN_OR_RETURN(model::Service created, service_client_.Create(desired));
-    return std::optional<model::Service>(std::move(created));
+    Result<model::Service> created = service_client_.Create(desired);
+    if (!created.ok()) return CacheBehind(created.status());
+    return std::optional<model::Service>(std::move(created).value());
   }
   // Kept up to date with the import (the reference controller never updates it): ports,
   // affinity. A change of families needs a new Service (they are immutable past dual-stack
@@ -798,7 +806,9 @@ Status Agent::SyncImport(const std::string& key) {
 
   model::ServiceImport written;
   if (current == nullptr) {
-    SW_ASSIGN_OR_RETURN(written, import_client_.Create(desired));
+    Result<model::ServiceImport> created = import_client_.Create(desired);
+    if (!created.ok()) return CacheBehind(created.status());
+    written = std::move(created).value();
     SW_LOG(kInfo, "mcs agent: ServiceImport {} created ({}, from {})", key, desired.spec.type,
            fmt::join(aggregation->clusters, ", "));
   } else if (current->spec != desired.spec || current->metadata.labels != desired.metadata.labels ||
