@@ -6,7 +6,8 @@ controllers and its MCS agent, with a short --mcs-lease-duration). Pods are writ
 would (spec.nodeName, then status through /status). Cases:
 
 1. The broker killed -9 while exports exist; during the outage a pod turns unready in cluster-1,
-   cluster-2 exports a second Service and its controller-manager restarts. Both members are watched (from a resourceVersion, so a
+   cluster-2 exports a second Service and its controller-manager restarts, and cluster-1's
+   restarts at the end of the outage. Both members are watched (from a resourceVersion, so a
    delete-and-recreate is caught) for longer than a lease duration: any deletion of an MCS slice or
    ServiceImport, or an import losing a live cluster from status.clusters, fails the test. The
    broker restarts on the same data dir and port; the ClusterSet converges.
@@ -543,6 +544,15 @@ def case_broker_outage(broker, broker_api, members, exports, live, ips):
                  *during)
     for member in members:
         checks.check("outage: the agent of %s is still running" % member.name, member.agent.alive())
+    # cluster-1's controller-manager restarts too, at the end of the outage: when the broker
+    # returns, both agents are new runs whose Leases and the other's aged in the outage. Each must
+    # renew at once (not after its broker informers' backoff) and give the other, which its
+    # previous run imported, a lease duration to renew: no deletion anywhere.
+    c1.agent.kill()
+    late = c1.start_agent()
+    checks.check("outage: the controller-manager restarted at the end of the outage is waiting "
+                 "for the broker", wait_until(10, lambda: "the Lease is taken once the broker "
+                                              "answers" in late.text()), late.text()[-2000:])
     broker.start()  # same data dir, same port: the kubeconfigs stay valid
     checks.check("outage: the broker restarted", broker.process.poll() is None)
     returned = time.monotonic()
@@ -557,9 +567,10 @@ def case_broker_outage(broker, broker_api, members, exports, live, ips):
                  "cluster dropped from status.clusters (watched %d events over %.0f s)" % (
                      sum(w.events for w in watchers), time.monotonic() - outage_started),
                  not violations and all(w.events > 0 for w in watchers), *violations)
-    checks.check("outage: the agent started during the outage took its Lease once the broker "
-                 "answered", restarted.alive() and "the Lease is taken once the broker answers"
-                 in restarted.text(), restarted.text()[-2000:])
+    for agent in (restarted, late):
+        checks.check("outage: the agent started during the outage took its Lease once the broker "
+                     "answered", agent.alive() and "holds Lease" in agent.text(),
+                     agent.text()[-2000:])
     if converged:
         checks.eq("outage: the broker holds both clusters' Leases", sorted(
             l["metadata"]["name"] for l in broker_api.items(

@@ -32,6 +32,13 @@ using ::slicewright::mcs::Aggregation;
 constexpr std::string_view kAnnotationSlicesPublished =
     "mcs.slicewright.io/endpointslices-published";
 
+// A new import (no status yet) whose MCS EndpointSlices are not complete yet (typically: the
+// exporter's record is here, its slices a moment later) writes no status for this long, rather
+// than endpointSliceObjects Absent just before Present: one write fewer per import of a new
+// export, and no Absent that a consumer might act on. Past it (an exporter failing to write its
+// slices, say) the status is written with Absent as before (spec §8.4).
+constexpr Clock::Duration kPublishWait = std::chrono::seconds(5);
+
 // The index of the broker's records by the service they export: "namespace/name".
 constexpr std::string_view kRecordsByService = "service";
 // This cluster's slices by kubernetes.io/service-name ("namespace/name": what an export
@@ -78,6 +85,13 @@ model::Time WallNow() {
 }
 
 bool IsNotFound(const Status& status) { return status.code() == StatusCode::kNotFound; }
+
+// A create answered AlreadyExists: our cache has not shown what an earlier sync created yet (the
+// key was queued again meanwhile). A conflict, retried once the cache has it, not terminal.
+Status CacheBehind(const Status& status) {
+  if (status.code() != StatusCode::kAlreadyExists) return status;
+  return Status(StatusCode::kConflict, "the cache is behind our create: " + status.ToString());
+}
 
 // Sets `condition` (stamped with the object's generation) into `conditions`.
 void Apply(std::vector<model::Condition>& conditions, model::Condition condition,
@@ -255,6 +269,9 @@ Result<std::unique_ptr<Agent>> Agent::Create(Options options, Deps deps) {
     SW_LOG(kWarning, "mcs agent: {}; the Lease is taken once the broker answers",
            acquired.ToString());
   }
+  // Renewed from now on, not from Start(): the broker's informers may take long to sync (up to
+  // 30 s of backoff after a broker outage), and meanwhile the other members must not expire us.
+  SW_RETURN_IF_ERROR(agent->liveness_->StartRenewing());
   SW_LOG(kInfo,
          "mcs agent: cluster id {}, broker namespace {}, EndpointSlice policy {}, IP families "
          "{} ({})",
@@ -353,6 +370,7 @@ void Agent::RegisterHandlers() {
     imports_loop_->Enqueue(cache::KeyOf(*i), Clock::Duration::zero());
   };
   imports.on_delete = [this](const auto& i, bool) {
+    ForgetFirstSync(i->metadata.uid);
     imports_loop_->Enqueue(cache::KeyOf(*i), Clock::Duration::zero());
   };
   imports_.AddEventHandler(std::move(imports));
@@ -425,10 +443,15 @@ void Agent::RegisterHandlers() {
 }
 
 void Agent::Start() {
-  // What our previous run left in status.clusters: those clusters were live for it.
+  // What our previous run imported, in status.clusters or as MCS slices (a run stopped between
+  // writing a cluster's slices and the status): those clusters were live for it.
   std::vector<std::string> previously_live;
   for (const auto& i : imports_.store().List()) {
     for (const auto& cluster : i->status.clusters) previously_live.push_back(cluster);
+  }
+  for (const auto& slice : local_slices_.store().List()) {
+    const std::string source = LabelOf(slice->metadata, model::kLabelMcsSourceCluster);
+    if (ManagedByMcs(slice->metadata) && !source.empty()) previously_live.push_back(source);
   }
   if (const Status started = liveness_->Start(previously_live); !started.ok()) {
     SW_LOG(kError, "mcs agent: liveness: {}", started.ToString());
@@ -669,8 +692,9 @@ Result<std::optional<model::Service>> Agent::EnsureDerivedService(
   }
   const auto current = services_.store().Get(ns, derived_name);
   if (current == nullptr) {
-    SW_ASSIGN_OR_RETURN(model::Service created, service_client_.Create(desired));
-    return std::optional<model::Service>(std::move(created));
+    Result<model::Service> created = service_client_.Create(desired);
+    if (!created.ok()) return CacheBehind(created.status());
+    return std::optional<model::Service>(std::move(created).value());
   }
   // Kept up to date with the import (the reference controller never updates it): ports,
   // affinity. A change of families needs a new Service (they are immutable past dual-stack
@@ -732,12 +756,18 @@ Status Agent::SyncImport(const std::string& key) {
     desired.metadata.annotations[std::string(model::kAnnotationDerivedService)] = derived_name;
     if (const auto derived = services_.store().Get(ns, derived_name)) {
       desired.spec.ips = ClusterSetIps(*derived, desired.spec.ip_families);
+    } else if (current != nullptr) {
+      // Our cache may not show the derived Service we just created yet: the import keeps its IPs
+      // (spec §6: stable for its lifetime) rather than losing them until the cache catches up.
+      desired.spec.ips = current->spec.ips;
     }
   }
 
   model::ServiceImport written;
   if (current == nullptr) {
-    SW_ASSIGN_OR_RETURN(written, import_client_.Create(desired));
+    Result<model::ServiceImport> created = import_client_.Create(desired);
+    if (!created.ok()) return CacheBehind(created.status());
+    written = std::move(created).value();
     SW_LOG(kInfo, "mcs agent: ServiceImport {} created ({}, from {})", key, desired.spec.type,
            fmt::join(aggregation->clusters, ", "));
   } else if (current->spec != desired.spec || current->metadata.labels != desired.metadata.labels ||
@@ -791,6 +821,13 @@ Status Agent::SyncImport(const std::string& key) {
                                record.spec.cluster + " has not published its slices yet");
       }
     }
+    // A new import's first status waits (a moment, kPublishWait) for its slices to be complete:
+    // the error retries it, and the events of what completes them queue it at once.
+    if (!slices_synced.ok() &&
+        written.status.endpoint_slice_objects == model::EndpointSliceObjects::kUnset &&
+        SinceFirstSync(written.metadata.uid) < kPublishWait) {
+      return slices_synced;
+    }
   }
   const ::slicewright::mcs::EndpointSliceObjectsDecision decision =
       ::slicewright::mcs::DecideEndpointSliceObjects(
@@ -803,6 +840,7 @@ Status Agent::SyncImport(const std::string& key) {
   if (status_update.status != written.status) {
     SW_RETURN_IF_ERROR(import_client_.UpdateStatus(status_update).status());
   }
+  ForgetFirstSync(written.metadata.uid);
   // Absent first, then the slices go (the status update above requeues this import).
   if (decision.delete_slices) SW_RETURN_IF_ERROR(DeleteImportedSlices(key, {}));
   if (aggregation->endpoint_slices) return slices_synced;
@@ -849,6 +887,18 @@ Status Agent::SyncImportedSlices(const model::ServiceImport& service_import,
   // A cluster that no longer exports it keeps no slices here (spec §7: unexport deletes them).
   SW_RETURN_IF_ERROR(DeleteImportedSlices(key, clusters));
   return first_error;
+}
+
+Clock::Duration Agent::SinceFirstSync(const std::string& uid) {
+  const Clock::TimePoint now = SystemClock::Get().Now();
+  MutexLock lock(first_sync_mu_);
+  const auto [it, inserted] = first_sync_.try_emplace(uid, now);
+  return now - it->second;
+}
+
+void Agent::ForgetFirstSync(const std::string& uid) {
+  MutexLock lock(first_sync_mu_);
+  first_sync_.erase(uid);
 }
 
 Status Agent::DeleteImportedSlices(const std::string& key, const std::vector<std::string>& keep) {

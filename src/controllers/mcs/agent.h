@@ -8,6 +8,7 @@
 // (dns_service.h). Thread-safe.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <stop_token>
 #include <string>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "slicewright/base/clock.h"
+#include "slicewright/base/mutex.h"
 #include "slicewright/base/result.h"
 #include "slicewright/cache/compact_slice.h"
 #include "slicewright/cache/informer_factory.h"
@@ -99,6 +101,10 @@ class Agent final {
                             const std::vector<std::string>& clusters,
                             const std::string& derived_service);
   Status DeleteImportedSlices(const std::string& key, const std::vector<std::string>& keep);
+  // How long ago the import of uid `uid` was first synced without a status (zero the first
+  // time); Forget... once its status is written or it is deleted.
+  Clock::Duration SinceFirstSync(const std::string& uid);
+  void ForgetFirstSync(const std::string& uid);
 
   const Options options_;
   const Deps deps_;
@@ -122,6 +128,11 @@ class Agent final {
   reconcile::EndpointSliceTracker import_tracker_;
   std::unique_ptr<SyncLoop> exports_loop_;
   std::unique_ptr<SyncLoop> imports_loop_;
+  // Imports without a status yet, by uid: when (our steady clock) we first synced each. A new
+  // import waits a moment for its slices before its first status, rather than writing Absent
+  // just before Present (agent.cc, kPublishWait).
+  Mutex first_sync_mu_;
+  std::map<std::string, Clock::TimePoint> first_sync_ SW_GUARDED_BY(first_sync_mu_);
   // This cluster's Lease and the others' liveness: records of expired clusters are left out.
   std::unique_ptr<ClusterLiveness> liveness_;
 };

@@ -131,6 +131,11 @@ Status ClusterLiveness::AcquireLocked() {
       return InvalidError("mcs liveness: cluster " + options_.cluster_id + ": stopped");
     }
     if (acquired_) return Status();
+    // The thread owns the renewals (and ours_) now: it takes the Lease when it can.
+    if (renewing_) {
+      return UnavailableError("mcs liveness: cluster " + options_.cluster_id + ": Lease " +
+                              lease_name_ + " not taken yet");
+    }
   }
   SW_RETURN_IF_ERROR(Renew(/*initial=*/true));
   MutexLock lock(mu_);
@@ -176,23 +181,52 @@ Status ClusterLiveness::AcquireOrWaitOut(const std::stop_token& stop) {
   }
 }
 
+Status ClusterLiveness::StartRenewing() {
+  MutexLock run(run_mu_);
+  MutexLock lock(mu_);
+  if (stopping_) {
+    return InvalidError("mcs liveness: cluster " + options_.cluster_id + ": stopped");
+  }
+  if (renewing_) return Status();
+  // Not holding our Lease yet (the broker did not answer, or a previous run's Lease is live):
+  // frozen until the thread takes it, so whatever judges before that expires nobody.
+  if (!acquired_) {
+    frozen_ = true;
+    next_renew_ = clock_.Now();
+  }
+  renewing_ = true;
+  thread_ = std::thread([this] { Run(); });
+  return Status();
+}
+
 Status ClusterLiveness::Start(const std::vector<std::string>& previously_live) {
   MutexLock run(run_mu_);
+  bool renewing = false;
   {
     MutexLock lock(mu_);
     if (started_ || stopping_) {
       return InvalidError("mcs liveness: cluster " + options_.cluster_id +
                           ": Start() after Start() or Stop()");
     }
+    renewing = renewing_;
   }
-  if (const Status acquired = AcquireLocked(); !acquired.ok()) {
-    if (!IsRetryable(acquired)) return acquired;
-    // The broker does not answer: the thread takes the Lease when it does, frozen until then.
-    SW_LOG(kWarning, "mcs liveness: cluster {}: {}; retrying", options_.cluster_id,
-           acquired.ToString());
-    MutexLock lock(mu_);
-    frozen_ = true;
-    next_renew_ = clock_.Now();
+  if (!renewing) {
+    if (const Status acquired = AcquireLocked(); !acquired.ok()) {
+      const bool held = acquired.code() == StatusCode::kAlreadyExists;
+      if (!IsRetryable(acquired) && !held) return acquired;
+      // The broker does not answer, or our Lease is another identity's (a previous run's, not
+      // expired yet, or a duplicate's): the thread takes the Lease when it can, frozen until
+      // then. Failing here instead would leave this agent judging nobody and renewing nothing.
+      SW_LOG(kWarning, "mcs liveness: cluster {}: {}; retrying{}", options_.cluster_id,
+             acquired.ToString(), held ? " until that Lease expires" : "");
+      MutexLock lock(mu_);
+      frozen_ = true;
+      next_renew_ = clock_.Now();
+      if (held) {
+        waiting_out_ = refused_;
+        next_renew_ += std::min(options_.lease_duration / 3, kMaxRetry);
+      }
+    }
   }
   if (!leases_.WaitForSync(options_.sync_timeout)) {
     return Status(StatusCode::kTimeout, "mcs liveness: the broker's Leases in namespace " +
@@ -202,12 +236,19 @@ Status ClusterLiveness::Start(const std::vector<std::string>& previously_live) {
   std::vector<Change> changes;
   {
     MutexLock lock(mu_);
-    started_ = true;
     previously_live_ = previously_live;
     changes = JudgeLocked(clock_.Now());
     previously_live_.clear();
   }
+  // Reported before the thread judges (it waits for started_), so on_change runs one at a time.
   Notify(changes);
+  {
+    MutexLock lock(mu_);
+    started_ = true;
+    cv_.NotifyAll();
+    if (renewing) return Status();
+    renewing_ = true;
+  }
   thread_ = std::thread([this] { Run(); });
   return Status();
 }
@@ -362,7 +403,12 @@ void ClusterLiveness::Run() {
       if (stopping_) break;
       now = clock_.Now();
       if (renewed.ok()) {
+        if (!acquired_) {
+          SW_LOG(kInfo, "mcs liveness: cluster {} holds Lease {}/{} as {}", options_.cluster_id,
+                 options_.broker_namespace, lease_name_, options_.identity);
+        }
         acquired_ = true;
+        waiting_out_.reset();
         next_renew_ = now + period;
         if (frozen_ && !resume_after_.has_value()) {
           // The broker answers again, but the Lease cache may still show the outage (its watch
@@ -374,6 +420,7 @@ void ClusterLiveness::Run() {
       } else {
         next_renew_ = now + retry;
         resume_after_.reset();
+        NoteRefusalLocked(renewed);
         if (!frozen_) {
           frozen_ = true;
           SW_LOG(kWarning,
@@ -382,13 +429,21 @@ void ClusterLiveness::Run() {
         }
       }
     }
+    if (!started_) {
+      // Renewing only, until Start() has judged once.
+      if (renewing) ++rounds_;
+      if (!stopping_) clock_.WaitUntil(cv_, mu_, next_renew_);
+      continue;
+    }
     if (frozen_ && resume_after_.has_value() && CachedRenewalLocked(*resume_after_)) {
       // Everyone renews through the broker we just got back, and our cache follows it again:
       // each cluster that was live gets a full lease duration from now before it can expire.
       frozen_ = false;
       resume_after_.reset();
       for (auto& [id, tracked] : tracked_) {
-        if (tracked.live) tracked.changed_at = now;
+        if (tracked.live) {
+          tracked.deadline = std::max(tracked.deadline, now + DurationOf(tracked.spec));
+        }
       }
       SW_LOG(kInfo, "mcs liveness: cluster {}: renewed Lease {} again; judging liveness",
              options_.cluster_id, lease_name_);
@@ -418,27 +473,44 @@ bool ClusterLiveness::CachedRenewalLocked(model::Time renewed_at) const {
   return lease != nullptr && lease->spec.renew_time.value_or(model::Time{}) >= renewed_at;
 }
 
-bool ClusterLiveness::LiveAtLocked(const Tracked& tracked, Clock::TimePoint now,
-                                   model::Time wall_now) const {
-  if (!tracked.present || tracked.spec.holder_identity.value_or("").empty()) return false;
-  const auto fallback = std::chrono::duration_cast<std::chrono::seconds>(options_.lease_duration);
-  const std::optional<model::Time> expiry = WallExpiry(tracked.spec, fallback);
-  if (expiry.has_value() && *expiry > wall_now) return true;
-  return tracked.changed_at.has_value() &&
-         *tracked.changed_at + SecondsOf(tracked.spec, fallback) > now;
+void ClusterLiveness::NoteRefusalLocked(const Status& renewed) {
+  if (renewed.code() != StatusCode::kAlreadyExists || !refused_.has_value()) return;
+  if (!waiting_out_.has_value()) {
+    waiting_out_ = refused_;
+    SW_LOG(kWarning,
+           "mcs liveness: {}; waiting for that Lease to expire (frozen meanwhile: nobody is "
+           "expired)",
+           renewed.ToString());
+    return;
+  }
+  if (duplicate_logged_ || (refused_->holder_identity == waiting_out_->holder_identity &&
+                            refused_->renew_time == waiting_out_->renew_time)) {
+    return;
+  }
+  duplicate_logged_ = true;
+  SW_LOG(kError,
+         "mcs liveness: {}; it was renewed while we waited, so a live member uses this id: this "
+         "agent holds no Lease and expires nobody until that member stops",
+         renewed.ToString());
 }
 
-Clock::TimePoint ClusterLiveness::ExpiryLocked(const Tracked& tracked) const {
-  const auto fallback = std::chrono::duration_cast<std::chrono::seconds>(options_.lease_duration);
-  Clock::TimePoint expiry = Clock::TimePoint::min();
-  if (const std::optional<model::Time> wall = WallExpiry(tracked.spec, fallback)) {
-    expiry = steady_origin_ + std::chrono::duration_cast<Clock::Duration>(std::chrono::nanoseconds(
-                                  wall->unix_nanos - wall_origin_.unix_nanos));
+Clock::Duration ClusterLiveness::DurationOf(const model::LeaseSpec& spec) const {
+  return SecondsOf(spec, std::chrono::duration_cast<std::chrono::seconds>(options_.lease_duration));
+}
+
+Clock::TimePoint ClusterLiveness::FirstSightDeadline(const model::LeaseSpec& spec,
+                                                     Clock::TimePoint now,
+                                                     model::Time wall_now) const {
+  const std::optional<model::Time> wall =
+      WallExpiry(spec, std::chrono::duration_cast<std::chrono::seconds>(options_.lease_duration));
+  if (!wall.has_value() || wall->unix_nanos <= wall_now.unix_nanos) {
+    return Clock::TimePoint::min();
   }
-  if (tracked.changed_at.has_value()) {
-    expiry = std::max(expiry, *tracked.changed_at + SecondsOf(tracked.spec, fallback));
-  }
-  return expiry;
+  // Within one duration of now, so a renewTime in our future (a clock ahead of ours) does not
+  // keep a member that never renews again live for longer.
+  const auto left = std::chrono::duration_cast<Clock::Duration>(
+      std::chrono::nanoseconds(wall->unix_nanos - wall_now.unix_nanos));
+  return now + std::min(left, DurationOf(spec));
 }
 
 std::vector<ClusterLiveness::Change> ClusterLiveness::JudgeLocked(Clock::TimePoint now) {
@@ -453,13 +525,15 @@ std::vector<ClusterLiveness::Change> ClusterLiveness::JudgeLocked(Clock::TimePoi
     Tracked& tracked = it->second;
     if (inserted) {
       tracked.spec = lease->spec;
+      tracked.deadline = FirstSightDeadline(tracked.spec, now, wall_now);
       if (std::find(previously_live_.begin(), previously_live_.end(), it->first) !=
           previously_live_.end()) {
-        tracked.changed_at = now;  // a full lease duration to renew (see Start())
+        // A full lease duration to renew (see Start()).
+        tracked.deadline = std::max(tracked.deadline, now + DurationOf(tracked.spec));
       }
     } else if (tracked.spec != lease->spec) {
       tracked.spec = lease->spec;
-      tracked.changed_at = now;
+      tracked.deadline = now + DurationOf(tracked.spec);
     }
     tracked.present = true;
   }
@@ -467,7 +541,8 @@ std::vector<ClusterLiveness::Change> ClusterLiveness::JudgeLocked(Clock::TimePoi
   next_expiry_ = Clock::TimePoint::max();
   for (auto it = tracked_.begin(); it != tracked_.end();) {
     Tracked& tracked = it->second;
-    const bool live = LiveAtLocked(tracked, now, wall_now);
+    const bool live = tracked.present && !tracked.spec.holder_identity.value_or("").empty() &&
+                      now < tracked.deadline;
     if (live && !tracked.live) {
       tracked.live = true;
       changes.push_back({it->first, true});
@@ -477,7 +552,7 @@ std::vector<ClusterLiveness::Change> ClusterLiveness::JudgeLocked(Clock::TimePoi
     }
     // Frozen: no expiry to wake for; the renewal retry wakes us.
     if (tracked.live && live && !frozen_) {
-      next_expiry_ = std::min(next_expiry_, ExpiryLocked(tracked));
+      next_expiry_ = std::min(next_expiry_, tracked.deadline);
     }
     if (!tracked.present && !tracked.live) {
       it = tracked_.erase(it);

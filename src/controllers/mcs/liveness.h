@@ -58,19 +58,31 @@ struct LivenessDeps {
 // The Lease name of a cluster id: "mcs-" + id (an id is a subdomain, so dots stay).
 std::string LivenessLeaseName(std::string_view cluster_id);
 
-// When is a cluster live? While its Lease's renewTime + leaseDurationSeconds is in the future (on
-// our wall clock), or while we have seen its Lease change within its lease duration (on our steady
-// clock, so a member whose clock runs behind ours is not expired while it renews). Our own cluster
-// is always live. A cluster without a Lease is not live.
+// When is a cluster live? Each other cluster has a deadline on our steady clock, and is live while
+// its Lease is present, held, and the deadline is ahead. Every change of its Lease that we see
+// moves the deadline to one of its lease durations (leaseDurationSeconds) from then, so a member
+// whose clock runs behind ours is not expired while it renews. A Lease first seen (at Start(),
+// or when it appears) has the deadline its renewTime gives on our wall clock, but never more
+// than one lease duration from then: a member whose clock runs ahead of ours (a renewTime in our
+// future) is not kept live past that. Our own cluster is always live. A cluster without a Lease
+// is not live.
 //
 // The broker outage freeze. Every member renews through the same broker, so when we cannot renew
-// (the broker is unreachable or answers errors) the others most likely cannot either, and their
-// Leases age for a reason that is not theirs. Expiring them would make every member delete every
-// other member's slices at once, the opposite of what the spec asks (imports stay as they were
-// and converge when the broker returns). So while our renewals fail, nobody is judged expired
-// (a Lease seen renewed may still turn a cluster live); when a renewal succeeds again, each
-// cluster that was live gets one full lease duration from that moment to renew before it can
-// expire.
+// (the broker is unreachable or answers errors, or we do not hold our Lease yet) the others most
+// likely cannot either, and their Leases age for a reason that is not theirs. Expiring them would
+// make every member delete every other member's slices at once, the opposite of what the spec
+// asks (imports stay as they were and converge when the broker returns). So while our renewals
+// fail, nobody is judged expired (a Lease seen renewed may still turn a cluster live); when a
+// renewal succeeds again and the Lease cache shows it, each cluster that was live gets one full
+// lease duration from that moment to renew before it can expire. A restarted agent does the
+// same for the clusters its previous run imported (Start()'s previously_live), whatever order the
+// restart and the outage came in.
+//
+// The bound. A member whose agent stops renewing (dead, or cut off from the broker alone) is
+// expired by us at most one of its lease durations after the latest of: the last change of its
+// Lease we saw, our Start() (when it was previously live), and the end of our last freeze (our
+// renewal succeeding and showing in our cache). We never expire anyone while frozen, so the
+// bound holds from when the broker answers us again; how long that takes is the outage's.
 class ClusterLiveness final {
  public:
   // Validates the options (kInvalid naming the field) and creates the Lease informer of the broker
@@ -91,7 +103,8 @@ class ClusterLiveness final {
   //   run's) is taken over.
   // - the broker's error (kUnavailable, kForbidden, kConflict, ...) when the Lease cannot be read
   //   or written; the caller may retry.
-  // OK at once when already acquired; kInvalid after Stop().
+  // OK at once when already acquired; kInvalid after Stop(); kUnavailable while the renewing
+  // thread (StartRenewing()) has not taken it yet.
   Status Acquire();
   // Acquire(), but a Lease of another holder identity that nobody renews while we wait (a previous
   // run of this cluster, killed without releasing it) is waited out and then taken over, so an
@@ -100,24 +113,35 @@ class ClusterLiveness final {
   // Blocks for at most the held Lease's remaining duration and a retry (min(duration/3, 2 s)),
   // or until `stop` is requested or Stop() is called: then kCancelled.
   Status AcquireOrWaitOut(const std::stop_token& stop = {});
-  // Acquire() unless done, then waits up to sync_timeout for the Lease cache (call it once the
-  // broker informers are started; kTimeout if it does not sync), judges, reports the clusters
-  // live now through on_change, and starts renewing and judging on its thread. When Acquire()
-  // fails with a retryable error (the broker does not answer) the thread keeps trying, frozen
-  // (see above) until it holds the Lease; its other errors are returned. kInvalid when called
-  // after Start() or Stop(); after an error it may be called again.
+  // Starts the thread that renews our Lease, before the caches sync (the agent calls it when it
+  // is created): the others keep seeing us live however long our informers take (after a broker
+  // outage they back off for up to 30 s). Until we hold the Lease (the broker does not answer, or
+  // a previous run's Lease is still live: waited out, then taken over) we are frozen. Nobody is
+  // judged until Start(). OK when already renewing; kInvalid after Stop().
+  Status StartRenewing();
+  // Waits up to sync_timeout for the Lease cache (call it once the broker informers are started;
+  // kTimeout if it does not sync), judges, reports the clusters live now through on_change, and
+  // judges from then on. Without StartRenewing() it first takes our Lease (Acquire()) and starts
+  // renewing: when that fails with a retryable error (the broker does not answer) or with
+  // kAlreadyExists (our Lease is held by another identity: a previous run whose Lease has not
+  // expired yet, or another member with our id), the thread keeps trying, frozen until it holds
+  // the Lease; it logs an error if that Lease is renewed while it waits (two members with one
+  // id). Its other errors are returned. kInvalid when called after Start() or Stop(); after an
+  // error it may be called again.
   //
-  // `previously_live`: the clusters a previous run of this agent judged live (what it left in
-  // this cluster's ServiceImports' status.clusters). Their Leases, when found expired at this
-  // first judgement, get one lease duration from now to be renewed, as after a broker outage:
-  // an agent restarted during or just after an outage (every Lease aged) must not delete what
-  // its previous run imported before the others had a chance to renew.
+  // `previously_live`: the clusters a previous run of this agent imported (what it left in this
+  // cluster's ServiceImports' status.clusters and MCS EndpointSlices). Their Leases, when found
+  // expired at this first judgement, get one lease duration from now to be renewed, as after a
+  // broker outage: an agent restarted during or just after an outage (every Lease aged) must
+  // not delete what its previous run imported before the others had a chance to renew. A
+  // cluster found expired that is not among them is not imported until its Lease changes.
   Status Start(const std::vector<std::string>& previously_live = {});
   // Stops renewing and judging and joins the thread; on_change is not called after it returns.
   // The Lease is left in place: it expires, so the others drop our slices only after the TTL.
   // Idempotent.
   void Stop();
 
+  // Before Start() has judged, only our own cluster is live.
   bool IsLive(std::string_view cluster_id) const;
   // Every live cluster, ours included, sorted.
   std::vector<std::string> LiveClusters() const;
@@ -137,8 +161,8 @@ class ClusterLiveness final {
   // What we know of another cluster's Lease.
   struct Tracked {
     model::LeaseSpec spec;
-    // When (our steady clock) we saw the spec change; unset until it changes after first sight.
-    std::optional<Clock::TimePoint> changed_at;
+    // Live until then (our steady clock), see "When is a cluster live?" above.
+    Clock::TimePoint deadline = Clock::TimePoint::min();
     bool live = false;    // as reported
     bool present = true;  // the Lease is in the cache
   };
@@ -164,9 +188,13 @@ class ClusterLiveness final {
   std::vector<Change> JudgeLocked(Clock::TimePoint now) SW_REQUIRES(mu_);
   // True when the Lease cache holds our Lease renewed at `renewed_at` or later.
   bool CachedRenewalLocked(model::Time renewed_at) const SW_REQUIRES(mu_);
-  bool LiveAtLocked(const Tracked& tracked, Clock::TimePoint now, model::Time wall_now) const
-      SW_REQUIRES(mu_);
-  Clock::TimePoint ExpiryLocked(const Tracked& tracked) const SW_REQUIRES(mu_);
+  // The deadline of a Lease first seen at `now`: its wall expiry, at most one duration away.
+  Clock::TimePoint FirstSightDeadline(const model::LeaseSpec& spec, Clock::TimePoint now,
+                                      model::Time wall_now) const;
+  // One of `spec`'s lease durations (ours when it has none).
+  Clock::Duration DurationOf(const model::LeaseSpec& spec) const;
+  // The thread, renewing and refused: logs once when the Lease that refused us is renewed.
+  void NoteRefusalLocked(const Status& renewed) SW_REQUIRES(mu_);
   void Notify(const std::vector<Change>& changes) const;
   void Poke();
 
@@ -179,14 +207,15 @@ class ClusterLiveness final {
   const model::Time wall_origin_;
   const std::shared_ptr<Waker> waker_;
 
-  Mutex run_mu_;  // serialises Start() and Stop()
+  Mutex run_mu_;  // serialises Acquire(), StartRenewing(), Start() and Stop()
   mutable Mutex mu_ SW_ACQUIRED_AFTER(run_mu_);
   CondVar cv_;  // the thread waits here (through the clock); Poke() and Stop() notify it
   bool acquired_ SW_GUARDED_BY(mu_) = false;
-  bool started_ SW_GUARDED_BY(mu_) = false;
+  bool started_ SW_GUARDED_BY(mu_) = false;   // judging (Start() has judged once)
+  bool renewing_ SW_GUARDED_BY(mu_) = false;  // the thread runs
   bool stopping_ SW_GUARDED_BY(mu_) = false;
   bool dirty_ SW_GUARDED_BY(mu_) = false;   // a Lease event since the last judgement
-  bool frozen_ SW_GUARDED_BY(mu_) = false;  // our last renewal failed
+  bool frozen_ SW_GUARDED_BY(mu_) = false;  // our last renewal failed, or we hold no Lease yet
   // Frozen, a renewal succeeded at this renewTime, and the Lease cache has not shown it yet.
   std::optional<model::Time> resume_after_ SW_GUARDED_BY(mu_);
   std::uint64_t rounds_ SW_GUARDED_BY(mu_) = 0;
@@ -194,10 +223,14 @@ class ClusterLiveness final {
   std::vector<std::string> previously_live_ SW_GUARDED_BY(mu_);
   // The Lease of another holder that our last acquisition attempt was refused.
   std::optional<model::LeaseSpec> refused_ SW_GUARDED_BY(mu_);
+  // The thread's first refusal while it waits a held Lease out, and whether it said the holder
+  // renews it (a live member with our id).
+  std::optional<model::LeaseSpec> waiting_out_ SW_GUARDED_BY(mu_);
+  bool duplicate_logged_ SW_GUARDED_BY(mu_) = false;
   std::map<std::string, Tracked, std::less<>> tracked_ SW_GUARDED_BY(mu_);
   Clock::TimePoint next_renew_ SW_GUARDED_BY(mu_);
   Clock::TimePoint next_expiry_ SW_GUARDED_BY(mu_) = Clock::TimePoint::max();
-  // Our Lease as last written (its resourceVersion). Not under mu_: only Start() (under run_mu_,
+  // Our Lease as last written (its resourceVersion). Not under mu_: only Acquire() (under run_mu_,
   // before the thread exists) and then the thread touch it, one after the other.
   std::optional<model::Lease> ours_;
   std::thread thread_ SW_GUARDED_BY(run_mu_);

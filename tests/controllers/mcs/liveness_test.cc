@@ -342,13 +342,22 @@ TEST_F(LivenessTest, RefusesASecondHolderOfOneClusterIdUntilTheLeaseExpires) {
   EXPECT_NE(message.find("host-a_1"), std::string::npos) << message;
   EXPECT_NE(message.find(std::string(kBrokerNamespace) + "/mcs-cluster-a"), std::string::npos)
       << message;
-  EXPECT_EQ(second->Start().code(), StatusCode::kAlreadyExists);
+  // Start() does not give up (the holder may be a previous run whose Lease has not expired
+  // yet): it waits the Lease out on its thread, frozen, holding nothing meanwhile.
+  const Status started = second->Start();
+  ASSERT_TRUE(started.ok()) << started.ToString();
+  EXPECT_TRUE(second->Frozen());
+  EXPECT_EQ(second->Acquire().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(GetLease("cluster-a")->spec.holder_identity, "host-a_1");
 
   // The first stops (a previous run): once its Lease expired, the second takes it over.
   first->Stop();
   clock_.Advance(31s);
-  const Status taken = second->Start();
-  ASSERT_TRUE(taken.ok()) << taken.ToString();
+  ASSERT_TRUE(Eventually([&] {
+    if (!second->Frozen()) return true;
+    clock_.Advance(2s);
+    return false;
+  }));
   std::optional<model::Lease> lease = GetLease("cluster-a");
   ASSERT_TRUE(lease.has_value());
   EXPECT_EQ(lease->spec.holder_identity, "host-z_9");
@@ -542,6 +551,106 @@ TEST_F(LivenessTest, ABrokerOutageExpiresNobody) {
   EXPECT_FALSE(a->IsLive("cluster-b"));
 }
 
+// An agent restarted during a broker outage shorter than its Lease: when the broker answers,
+// its previous run's Lease is still live, so Start() cannot take it. It must neither give up
+// (judging nobody and renewing nothing for the rest of its life) nor expire the others, whose
+// Leases aged in the outage: frozen while it waits the old Lease out, it takes it over, and
+// judging resumes with a full lease duration for the clusters its previous run imported.
+TEST_F(LivenessTest, RestartedDuringAShortOutageItWaitsOutItsOldLeaseFrozen) {
+  ClusterLiveness* a = Member("cluster-a", "host-a_2", 30s, /*start=*/false);
+  ASSERT_NE(a, nullptr);
+  // The previous run renewed 5 s before the broker went away; so did cluster-b.
+  const model::Time before_outage{Micros(a->WallNow()).unix_nanos - 5'000'000'000};
+  PutLease("cluster-a", "host-a_1", before_outage, 30);
+  PutLease("cluster-b", "host-b_1", before_outage, 30);
+  ASSERT_TRUE(WaitCached("cluster-b", before_outage));
+  clock_.Advance(20s);  // the rest of the outage: both Leases have 5 s left
+
+  const Status started = a->Start();
+  ASSERT_TRUE(started.ok()) << started.ToString();
+  EXPECT_TRUE(a->Frozen());
+  EXPECT_TRUE(a->IsLive("cluster-b"));
+  // Past both Leases' expiry, until the old one is taken over: cluster-b is not expired.
+  int advances = 0;
+  while (a->Frozen() && advances < 30) {
+    const std::uint64_t rounds = a->Rounds();
+    clock_.Advance(2s);
+    ++advances;
+    ASSERT_TRUE(Eventually([&] { return a->Rounds() > rounds; }));
+    ASSERT_TRUE(a->IsLive("cluster-b")) << "after " << 20 + advances * 2 << " s";
+  }
+  ASSERT_FALSE(a->Frozen());
+  EXPECT_GE(advances, 3);  // not before the old Lease expired (5 s)
+  EXPECT_EQ(GetLease("cluster-a")->spec.holder_identity, "host-a_2");
+  EXPECT_TRUE(a->IsLive("cluster-b"));
+  EXPECT_FALSE(changes_.Saw("cluster-b", false));
+  // cluster-b never renews: expired a lease duration after we thawed, not before.
+  const std::uint64_t rounds = a->Rounds();
+  clock_.Advance(27s);
+  EXPECT_TRUE(Eventually([&] { return a->Rounds() > rounds; }));
+  EXPECT_FALSE(changes_.Saw("cluster-b", false));
+  clock_.Advance(4s);
+  ASSERT_TRUE(Eventually([&] { return changes_.Saw("cluster-b", false); }));
+}
+
+// StartRenewing() renews before the caches sync (an agent restarted during an outage waits up to
+// 30 s of informer backoff for them once the broker is back): the Lease is taken as soon as the
+// broker answers and renewed from then on, while nobody is judged until Start().
+TEST_F(LivenessTest, StartRenewingHoldsTheLeaseBeforeStartJudges) {
+  ClusterLiveness* a = Member("cluster-a", "host-a_1", 30s, /*start=*/false);
+  ASSERT_NE(a, nullptr);
+  PutLease("cluster-b", "host-b_1", Micros(a->WallNow()), 30);
+  server_.reset();
+  ASSERT_TRUE(a->StartRenewing().ok());
+  ASSERT_TRUE(a->StartRenewing().ok());  // once is enough
+  EXPECT_TRUE(a->Frozen());
+  RestartBroker();
+  ASSERT_TRUE(Eventually([&] {
+    if (GetLease("cluster-a").has_value()) return true;
+    clock_.Advance(2s);
+    return false;
+  }));
+  const model::Time first = GetLease("cluster-a")->spec.renew_time.value_or(model::Time{});
+  clock_.Advance(10s);
+  ASSERT_TRUE(Eventually([&] {
+    std::optional<model::Lease> lease = GetLease("cluster-a");
+    return lease.has_value() && lease->spec.renew_time.value_or(model::Time{}) > first;
+  }));
+  EXPECT_TRUE(changes_.seen().empty());
+  EXPECT_FALSE(a->IsLive("cluster-b"));
+  EXPECT_EQ(resumed_.load(), 0);
+
+  // Start() judges (cluster-b renews meanwhile, as a member does after an outage).
+  PutLease("cluster-b", "host-b_1", Micros(a->WallNow()), 30);
+  ASSERT_TRUE(WaitCached("cluster-b", Micros(a->WallNow())));
+  ASSERT_TRUE(a->Start().ok());
+  EXPECT_TRUE(a->IsLive("cluster-b"));
+  EXPECT_TRUE(changes_.Saw("cluster-b", true));
+  ASSERT_TRUE(Eventually([&] { return !a->Frozen(); }));
+  EXPECT_EQ(a->Start().code(), StatusCode::kInvalid);
+}
+
+// A member whose clock runs an hour ahead of ours writes renewTimes in our future. Once it stops
+// renewing (dead), it is expired a lease duration after we last saw its Lease, not an hour later.
+TEST_F(LivenessTest, AClusterWhoseClockIsAheadExpiresALeaseDurationAfterItStopsRenewing) {
+  ClusterLiveness* a = Member("cluster-a", "host-a_1", 60s, /*start=*/false);
+  ASSERT_NE(a, nullptr);
+  const model::Time ahead{Micros(a->WallNow()).unix_nanos + 3600'000'000'000};
+  PutLease("cluster-b", "host-b_1", ahead, 10);
+  ASSERT_TRUE(WaitCached("cluster-b", ahead));
+  ASSERT_TRUE(a->Start().ok());
+  EXPECT_TRUE(a->IsLive("cluster-b"));
+  clock_.Advance(9s);
+  EXPECT_TRUE(a->IsLive("cluster-b"));
+  clock_.Advance(2s);
+  ASSERT_TRUE(Eventually([&] { return changes_.Saw("cluster-b", false); }));
+  // It renews (still an hour ahead): live again, for a lease duration from that change.
+  PutLease("cluster-b", "host-b_1", model::Time{ahead.unix_nanos + 11'000'000'000}, 10);
+  ASSERT_TRUE(Eventually([&] { return a->IsLive("cluster-b"); }));
+  clock_.Advance(11s);
+  ASSERT_TRUE(Eventually([&] { return !a->IsLive("cluster-b"); }));
+}
+
 // The broker is back, but the Lease cache has not caught up yet (its watch comes back after a
 // backoff): judging stays frozen until the cache shows our own renewal, so a member whose renewals
 // the cache has not seen is not expired meanwhile (the fault test's broker restart under ASan).
@@ -594,7 +703,8 @@ TEST_F(LivenessTest, AfterAnOutageJudgingWaitsForTheCacheToShowOurRenewal) {
   PutLeaseOn(*cache_client, "cluster-a", ours.spec.holder_identity.value_or(""),
              ours.spec.renew_time.value_or(model::Time{}), 30);
   ASSERT_TRUE(Eventually([&] { return !a->Frozen(); }));
-  EXPECT_EQ(resumed_.load(), 1);
+  // (on_resumed runs just after the thaw, outside the lock.)
+  EXPECT_TRUE(Eventually([&] { return resumed_.load() == 1; }));
   EXPECT_TRUE(a->IsLive("cluster-b"));
   EXPECT_FALSE(changes_.Saw("cluster-b", false));
   clock_.Advance(31s);

@@ -1,0 +1,382 @@
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "slicewright/client/typed_client.h"
+#include "slicewright/codec/coordination.h"
+#include "slicewright/codec/mcs.h"
+#include "slicewright/mcs/identity.h"
+#include "slicewright/model/mcs.h"
+#include "slicewright/model/well_known.h"
+
+#include "apiserver/api/embedded_crds.h"
+#include "apiserver/rest/serve.h"
+#include "controllers/mcs/agent.h"
+#include "controllers/mcs/kinds.h"
+#include "fakes/loopback.h"
+
+// Two members' agents and a broker. How many API writes one new export costs across them
+// (docs/performance.md, "Multi-Cluster Services"): counted by verb, cluster and resource from
+// watches of every object the export concerns, and pinned, so a change that adds a write fails
+// here rather than only slowing the benchmark. And an agent restarted after an outage keeps what
+// its previous run imported.
+namespace slicewright::controllers::mcs {
+namespace {
+
+using test_support::Eventually;
+using test_support::LoopbackClient;
+using test_support::TempDir;
+
+constexpr char kNamespace[] = "mcs-writes";
+
+std::unique_ptr<apiserver::RunningApiServer> StartWithMcsCrds(const std::string& data_dir) {
+  apiserver::ServeOptions options;
+  options.listen = "127.0.0.1:0";
+  options.data_dir = data_dir;
+  options.io_threads = 2;
+  options.crds = apiserver::McsCrdManifests();
+  auto started = apiserver::RunningApiServer::Start(std::move(options));
+  if (!started.ok()) {
+    ADD_FAILURE() << started.status().ToString();
+    return nullptr;
+  }
+  return std::move(started).value();
+}
+
+Status CreateNamespace(client::RestClient& client, const std::string& name) {
+  return client
+      .Create(client::NamespacesResource(), "",
+              R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + name + R"("}})")
+      .status();
+}
+
+std::string LabelOf(const model::ObjectMeta& meta, std::string_view key) {
+  const auto it = meta.labels.find(key);
+  return it == meta.labels.end() ? std::string() : it->second;
+}
+
+// Writes seen by watches, as "cluster resource verb" -> count, for the objects `concerns` picks.
+class WriteCounter final {
+ public:
+  template <typename T, typename Pick>
+  void Watch(const std::string& cluster, const std::string& resource, cache::Informer<T>& informer,
+             Pick concerns) {
+    cache::EventHandler<T> handler;
+    handler.on_add = [=, this](const auto& object, bool initial) {
+      if (!initial && concerns(*object)) Count(cluster, resource, "create");
+    };
+    handler.on_update = [=, this](const auto& old_object, const auto& object) {
+      // A relist re-delivers an object unchanged: only a new resourceVersion is a write.
+      if (old_object->metadata.resource_version != object->metadata.resource_version &&
+          concerns(*object)) {
+        Count(cluster, resource, "update");
+      }
+    };
+    handler.on_delete = [=, this](const auto& object, bool) {
+      if (concerns(*object)) Count(cluster, resource, "delete");
+    };
+    informer.AddEventHandler(std::move(handler));
+  }
+
+  std::map<std::string, int> counts() const {
+    std::lock_guard lock(mu_);
+    return counts_;
+  }
+
+ private:
+  void Count(const std::string& cluster, const std::string& resource, const std::string& verb) {
+    std::lock_guard lock(mu_);
+    ++counts_[cluster + " " + resource + " " + verb];
+  }
+
+  mutable std::mutex mu_;
+  std::map<std::string, int> counts_;
+};
+
+std::string Describe(const std::map<std::string, int>& counts) {
+  std::string out;
+  int total = 0;
+  for (const auto& [key, count] : counts) {
+    out += fmt::format("  {} {}\n", key, count);
+    total += count;
+  }
+  return out + fmt::format("  total {}\n", total);
+}
+
+class AgentWritesTest : public ::testing::Test {
+ protected:
+  struct Member {
+    std::string id;
+    TempDir dir;
+    std::unique_ptr<apiserver::RunningApiServer> server;
+    std::unique_ptr<client::RestClient> client;
+    std::unique_ptr<cache::InformerFactory> informers;         // the agent's
+    std::unique_ptr<cache::InformerFactory> broker_informers;  // the agent's
+    std::unique_ptr<cache::InformerFactory> watched;           // the counter's
+    std::unique_ptr<Agent> agent;
+  };
+
+  void SetUp() override {
+    broker_server_ = StartWithMcsCrds(broker_dir_.path());
+    ASSERT_NE(broker_server_, nullptr);
+    broker_ = LoopbackClient(broker_server_->port());
+    ASSERT_TRUE(CreateNamespace(*broker_, std::string(model::kDefaultBrokerNamespace)).ok());
+    for (const char* id : {"cluster-1", "cluster-2"}) {
+      auto member = std::make_unique<Member>();
+      member->id = id;
+      member->server = StartWithMcsCrds(member->dir.path());
+      ASSERT_NE(member->server, nullptr);
+      member->client = LoopbackClient(member->server->port());
+      ASSERT_TRUE(CreateNamespace(*member->client, kNamespace).ok());
+      members_.push_back(std::move(member));
+    }
+  }
+
+  void TearDown() override {
+    for (auto& member : members_) {
+      if (member->agent != nullptr) member->agent->Stop();
+      for (auto* factory :
+           {member->informers.get(), member->broker_informers.get(), member->watched.get()}) {
+        if (factory != nullptr) factory->Stop();
+      }
+    }
+    if (broker_watched_ != nullptr) broker_watched_->Stop();
+  }
+
+  // Counts the writes of every object of the exported Service `name` (the record, the slices, the
+  // imports, the derived Services, the ServiceExport's status) in every cluster.
+  void CountWritesOf(const std::string& name) {
+    const std::string derived = ::slicewright::mcs::DerivedServiceName(kNamespace, name);
+    const auto mcs_slice_of = [name](const cache::CompactEndpointSlice& slice) {
+      return LabelOf(slice.metadata, model::kLabelManagedBy) == model::kManagedByMcs &&
+             LabelOf(slice.metadata, model::kLabelMcsServiceName) == name;
+    };
+    broker_watched_ = std::make_unique<cache::InformerFactory>(*broker_);
+    counter_.Watch("broker", "serviceexportrecords",
+                   broker_watched_->For(ServiceExportRecordKind()),
+                   [name](const model::ServiceExportRecord& r) { return r.spec.name == name; });
+    counter_.Watch("broker", "endpointslices", broker_watched_->EndpointSlices(), mcs_slice_of);
+    broker_watched_->Start();
+    ASSERT_TRUE(broker_watched_->WaitForCacheSync(std::chrono::seconds(10)));
+    for (auto& member : members_) {
+      member->watched = std::make_unique<cache::InformerFactory>(*member->client);
+      cache::InformerFactory& watched = *member->watched;
+      counter_.Watch(member->id, "serviceimports", watched.For(ServiceImportKind()),
+                     [name](const model::ServiceImport& i) { return i.metadata.name == name; });
+      counter_.Watch(member->id, "serviceexports", watched.For(ServiceExportKind()),
+                     [name](const model::ServiceExport& e) { return e.metadata.name == name; });
+      counter_.Watch(member->id, "services", watched.Services(),
+                     [derived](const model::Service& s) { return s.metadata.name == derived; });
+      counter_.Watch(member->id, "endpointslices", watched.EndpointSlices(), mcs_slice_of);
+      watched.Start();
+      ASSERT_TRUE(watched.WaitForCacheSync(std::chrono::seconds(10)));
+    }
+  }
+
+  void StartAgents() {
+    for (auto& member : members_) StartAgent(*member);
+  }
+
+  void StopAgent(Member& member) {
+    member.agent->Stop();
+    member.agent.reset();
+    member.informers->Stop();
+    member.broker_informers->Stop();
+  }
+
+  void StartAgent(Member& member) {
+    member.informers = std::make_unique<cache::InformerFactory>(*member.client);
+    member.broker_informers = std::make_unique<cache::InformerFactory>(*broker_);
+    Options options;
+    options.cluster_id = member.id;
+    options.cluster_ip_families = "IPv4";
+    options.dns_address = "";  // tests run side by side
+    Result<std::unique_ptr<Agent>> created =
+        Agent::Create(std::move(options), {.client = member.client.get(),
+                                           .informers = member.informers.get(),
+                                           .broker = broker_.get(),
+                                           .broker_informers = member.broker_informers.get()});
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    member.agent = std::move(created).value();
+    member.informers->Start();
+    member.broker_informers->Start();
+    ASSERT_TRUE(member.informers->WaitForCacheSync(std::chrono::seconds(10)));
+    ASSERT_TRUE(member.broker_informers->WaitForCacheSync(std::chrono::seconds(10)));
+    member.agent->Start();
+  }
+
+  // A Service in cluster-1 with one ready endpoint in its own EndpointSlice (as the endpoint
+  // controller, which does not run here, would write it).
+  void ServiceWithEndpoint(const std::string& name, const std::string& ip) {
+    client::RestClient& c1 = *members_[0]->client;
+    model::Service service;
+    service.metadata.namespace_ = kNamespace;
+    service.metadata.name = name;
+    service.spec.selector = model::StringMap{{"app", name}};
+    service.spec.ip_families = {"IPv4"};
+    service.spec.ip_family_policy = "SingleStack";
+    service.spec.ports.emplace_back().port = 80;
+    ASSERT_TRUE(
+        client::TypedClient<model::Service>(c1, client::ServiceCodec()).Create(service).ok());
+    model::EndpointSlice slice;
+    slice.metadata.namespace_ = kNamespace;
+    slice.metadata.name = name + "-abcde";
+    slice.metadata.labels[std::string(model::kLabelServiceName)] = name;
+    slice.metadata.labels[std::string(model::kLabelManagedBy)] = "endpointslice-controller.k8s.io";
+    slice.address_type = "IPv4";
+    model::Endpoint& endpoint = slice.endpoints.emplace_back();
+    endpoint.addresses = {ip};
+    endpoint.conditions.ready = true;
+    model::EndpointPort& port = slice.ports.emplace_back();
+    port.port = 80;
+    port.protocol = "TCP";
+    const Result<model::EndpointSlice> created =
+        client::TypedClient<model::EndpointSlice>(c1, client::EndpointSliceCodec()).Create(slice);
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+  }
+
+  void Export(const std::string& name) {
+    model::ServiceExport service_export;
+    service_export.metadata.namespace_ = kNamespace;
+    service_export.metadata.name = name;
+    ASSERT_TRUE(
+        client::TypedClient<model::ServiceExport>(*members_[0]->client, ServiceExportCodec())
+            .Create(service_export)
+            .ok());
+  }
+
+  // Every member imports `name` as the spec asks in the end: one ClusterSetIP, cluster-1 in
+  // status.clusters, Present, and an MCS slice holding `ip`; the export is Ready.
+  bool Converged(const std::string& name, const std::string& ip) {
+    for (auto& member : members_) {
+      Result<model::ServiceImport> got =
+          client::TypedClient<model::ServiceImport>(*member->client, ServiceImportCodec())
+              .Get(kNamespace, name);
+      if (!got.ok() || got->spec.ips.size() != 1 ||
+          got->status.clusters != std::vector<std::string>{"cluster-1"} ||
+          got->status.endpoint_slice_objects != model::EndpointSliceObjects::kPresent) {
+        return false;
+      }
+      client::ListOptions by_import;
+      by_import.label_selector = std::string(model::kLabelMcsServiceName) + "=" + name;
+      Result<codec::ListPage<model::EndpointSlice>> slices =
+          client::TypedClient<model::EndpointSlice>(*member->client, client::EndpointSliceCodec())
+              .ListAll(kNamespace, by_import);
+      if (!slices.ok() || slices->items.size() != 1 || slices->items[0].endpoints.size() != 1 ||
+          slices->items[0].endpoints[0].addresses.size() != 1 ||
+          slices->items[0].endpoints[0].addresses[0] != ip) {
+        return false;
+      }
+    }
+    Result<model::ServiceExport> exported =
+        client::TypedClient<model::ServiceExport>(*members_[0]->client, ServiceExportCodec())
+            .Get(kNamespace, name);
+    if (!exported.ok()) return false;
+    for (const model::Condition& condition : exported->status.conditions) {
+      if (condition.type == "Ready") return condition.reason == model::kReasonExported;
+    }
+    return false;
+  }
+
+  TempDir broker_dir_;
+  std::unique_ptr<apiserver::RunningApiServer> broker_server_;
+  std::unique_ptr<client::RestClient> broker_;
+  std::unique_ptr<cache::InformerFactory> broker_watched_;
+  std::vector<std::unique_ptr<Member>> members_;
+  WriteCounter counter_;
+};
+
+TEST_F(AgentWritesTest, ANewExportCostsAFixedNumberOfWrites) {
+  ServiceWithEndpoint("web", "10.1.0.1");
+  ServiceWithEndpoint("marker", "10.1.0.2");
+  CountWritesOf("web");
+  StartAgents();
+  Export("web");
+  ASSERT_TRUE(Eventually([&] { return Converged("web", "10.1.0.1"); }, std::chrono::seconds(20)))
+      << Describe(counter_.counts());
+  // A second export through the same queues: once it has converged, what the first one still had
+  // on its way (a write answered, its event not delivered yet) has arrived.
+  Export("marker");
+  ASSERT_TRUE(
+      Eventually([&] { return Converged("marker", "10.1.0.2"); }, std::chrono::seconds(20)));
+  ASSERT_TRUE(Eventually([&] { return Converged("web", "10.1.0.1"); }));
+
+  // cluster-1 exports: its record and broker slice, the record marked as published, the
+  // ServiceExport's conditions. Each member imports: the ServiceImport created, its spec.ips
+  // once the derived Service has its ClusterIP, its status written once (Present), the derived
+  // Service and the MCS slice.
+  const std::map<std::string, int> expected = {
+      {"broker endpointslices create", 1},       {"broker serviceexportrecords create", 1},
+      {"broker serviceexportrecords update", 1}, {"cluster-1 endpointslices create", 1},
+      {"cluster-1 serviceexports create", 1},  // the user's
+      {"cluster-1 serviceexports update", 1},    {"cluster-1 serviceimports create", 1},
+      {"cluster-1 serviceimports update", 2},    {"cluster-1 services create", 1},
+      {"cluster-2 endpointslices create", 1},    {"cluster-2 serviceimports create", 1},
+      {"cluster-2 serviceimports update", 2},    {"cluster-2 services create", 1},
+  };
+  std::printf("writes of one export:\n%s", Describe(counter_.counts()).c_str());
+  EXPECT_EQ(counter_.counts(), expected) << "writes of one export:\n"
+                                         << Describe(counter_.counts());
+}
+
+// cluster-2's agent restarts just after a broker outage: cluster-1's Lease aged in it (cluster-1
+// renews a moment later). Its previous run had written cluster-1's MCS slice but not yet the
+// import's status.clusters (stopped in between). The restarted agent counts the slice's source as
+// previously live: it keeps the slice and lists cluster-1 again, rather than deleting the slice
+// until cluster-1 renews.
+TEST_F(AgentWritesTest, ARestartedAgentKeepsTheSlicesItsPreviousRunWrote) {
+  ServiceWithEndpoint("web", "10.1.0.1");
+  StartAgents();
+  Export("web");
+  ASSERT_TRUE(Eventually([&] { return Converged("web", "10.1.0.1"); }, std::chrono::seconds(20)));
+  for (auto& member : members_) StopAgent(*member);
+
+  client::RestClient& c2 = *members_[1]->client;
+  client::TypedClient<model::ServiceImport> imports(c2, ServiceImportCodec());
+  Result<model::ServiceImport> web = imports.Get(kNamespace, "web");
+  ASSERT_TRUE(web.ok()) << web.status().ToString();
+  web->status.clusters.clear();
+  ASSERT_TRUE(imports.UpdateStatus(*web).ok());
+  client::ListOptions by_import;
+  by_import.label_selector = std::string(model::kLabelMcsServiceName) + "=web";
+  client::TypedClient<model::EndpointSlice> slices(c2, client::EndpointSliceCodec());
+  Result<codec::ListPage<model::EndpointSlice>> before = slices.ListAll(kNamespace, by_import);
+  ASSERT_TRUE(before.ok() && before->items.size() == 1);
+  const std::string slice_uid = before->items[0].metadata.uid;
+  // cluster-1's Lease renewed 100 s ago (the outage); cluster-2's previous run's Lease gone, so
+  // the new run does not wait it out.
+  const std::string ns(model::kDefaultBrokerNamespace);
+  Result<std::string> got = broker_->Get(client::LeasesResource(), ns, "mcs-cluster-1");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  Result<model::Lease> lease = codec::DecodeLease(*got);
+  ASSERT_TRUE(lease.ok());
+  const auto now = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::system_clock::now().time_since_epoch());
+  lease->spec.renew_time = model::Time{(now.count() - 100'000'000) * 1000};
+  ASSERT_TRUE(
+      broker_->Update(client::LeasesResource(), ns, "mcs-cluster-1", codec::EncodeLease(*lease))
+          .ok());
+  ASSERT_TRUE(broker_->Delete(client::LeasesResource(), ns, "mcs-cluster-2", {}).ok());
+
+  StartAgent(*members_[1]);
+  ASSERT_TRUE(Eventually([&] {
+    Result<model::ServiceImport> now_web = imports.Get(kNamespace, "web");
+    return now_web.ok() && now_web->status.clusters == std::vector<std::string>{"cluster-1"};
+  })) << "cluster-1 not listed again: judged expired";
+  Result<codec::ListPage<model::EndpointSlice>> after = slices.ListAll(kNamespace, by_import);
+  ASSERT_TRUE(after.ok());
+  ASSERT_EQ(after->items.size(), 1u);
+  EXPECT_EQ(after->items[0].metadata.uid, slice_uid) << "the slice was deleted and written again";
+}
+
+}  // namespace
+}  // namespace slicewright::controllers::mcs
