@@ -1,6 +1,7 @@
 #include "controllers/mcs/agent.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <utility>
 
@@ -28,9 +29,22 @@ namespace {
 using ::slicewright::mcs::Aggregate;
 using ::slicewright::mcs::Aggregation;
 
-// On a broker record: its cluster has written the service's broker slices at least once.
+// On a broker record: its cluster has written the service's broker slices at least once; the
+// value is how many it had written then. An importer's broker-slice cache may see the record
+// before those slices (two watches), so a new import waits for that many (kPublishWait at most).
 constexpr std::string_view kAnnotationSlicesPublished =
     "mcs.slicewright.io/endpointslices-published";
+
+// The slice count a record's kAnnotationSlicesPublished gives; 0 for a value without one (an
+// older agent's "true").
+std::size_t PublishedSliceCount(const model::ServiceExportRecord& record) {
+  auto it = record.metadata.annotations.find(std::string(kAnnotationSlicesPublished));
+  if (it == record.metadata.annotations.end()) return 0;
+  std::size_t count = 0;
+  const auto [end, error] =
+      std::from_chars(it->second.data(), it->second.data() + it->second.size(), count);
+  return error == std::errc() && end == it->second.data() + it->second.size() ? count : 0;
+}
 
 // A new import (no status yet) whose MCS EndpointSlices are not complete yet (typically: the
 // exporter's record is here, its slices a moment later) writes no status for this long, rather
@@ -611,19 +625,19 @@ Status Agent::SyncExport(const std::string& key) {
   }
   SW_RETURN_IF_ERROR(publish);
   if (!published.has_value()) return Status();
-  SW_RETURN_IF_ERROR(SyncBrokerSlices(*published));
+  SW_ASSIGN_OR_RETURN(const std::size_t broker_slices, SyncBrokerSlices(*published));
   // Importers count this cluster's slices as written once the record says so (spec §8.4:
   // Present only after every source cluster's slices exist). Said once, on the first success.
   if (!published->metadata.annotations.contains(kAnnotationSlicesPublished)) {
     model::ServiceExportRecord marked = *published;
-    marked.metadata.annotations[std::string(kAnnotationSlicesPublished)] = "true";
+    marked.metadata.annotations[std::string(kAnnotationSlicesPublished)] =
+        std::to_string(broker_slices);
     return record_client_.Update(marked).status();
   }
   return Status();
-  return Status();
 }
 
-Status Agent::SyncBrokerSlices(const model::ServiceExportRecord& record) {
+Result<std::size_t> Agent::SyncBrokerSlices(const model::ServiceExportRecord& record) {
   const std::string key = record.spec.namespace_ + "/" + record.spec.name;
   // (1) read: the Service's own slices here, ours in the broker.
   std::vector<model::EndpointSlice> local;
@@ -649,7 +663,9 @@ Status Agent::SyncBrokerSlices(const model::ServiceExportRecord& record) {
   // (3) decide, (4) act.
   const reconcile::Plan plan = reconcile::PlanSlices(reconcile::DesiredBrokerSlices(record, local),
                                                      existing, reconcile::McsPlanOptions());
-  return ApplyPlan(plan, broker_slice_client_, broker_tracker_);
+  SW_RETURN_IF_ERROR(ApplyPlan(plan, broker_slice_client_, broker_tracker_));
+  return plan.Count(reconcile::Operation::kCreate) + plan.Count(reconcile::Operation::kUpdate) +
+         plan.unchanged.size();
 }
 
 Status Agent::DeleteBrokerSlices(const std::string& key) {
@@ -814,11 +830,18 @@ Status Agent::SyncImport(const std::string& key) {
   if (aggregation->endpoint_slices) {
     slices_synced =
         SyncImportedSlices(written, live_clusters, cluster_set_ip ? derived_name : std::string());
+    const bool first_status =
+        written.status.endpoint_slice_objects == model::EndpointSliceObjects::kUnset;
     for (const model::ServiceExportRecord& record : records) {
-      if (slices_synced.ok() && IsLive(record.spec.cluster) &&
-          !record.metadata.annotations.contains(kAnnotationSlicesPublished)) {
+      if (!slices_synced.ok() || !IsLive(record.spec.cluster)) continue;
+      if (!record.metadata.annotations.contains(kAnnotationSlicesPublished)) {
         slices_synced = Status(StatusCode::kUnavailable,
                                record.spec.cluster + " has not published its slices yet");
+      } else if (first_status &&
+                 BrokerSliceCount(key, record.spec.cluster) < PublishedSliceCount(record)) {
+        // Its record came through its watch before its slices came through theirs.
+        slices_synced = Status(StatusCode::kUnavailable,
+                               record.spec.cluster + "'s published slices are not all here yet");
       }
     }
     // A new import's first status waits (a moment, kPublishWait) for its slices to be complete:
@@ -845,6 +868,14 @@ Status Agent::SyncImport(const std::string& key) {
   if (decision.delete_slices) SW_RETURN_IF_ERROR(DeleteImportedSlices(key, {}));
   if (aggregation->endpoint_slices) return slices_synced;
   return Status();
+}
+
+std::size_t Agent::BrokerSliceCount(const std::string& key, const std::string& cluster) {
+  std::size_t count = 0;
+  broker_slices_.store().ForEachByIndex(kBrokerByService, key, [&](const auto& slice) {
+    if (LabelOf(slice->metadata, model::kLabelMcsSourceCluster) == cluster) ++count;
+  });
+  return count;
 }
 
 Status Agent::SyncImportedSlices(const model::ServiceImport& service_import,

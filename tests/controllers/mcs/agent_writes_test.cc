@@ -5,6 +5,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -376,6 +377,70 @@ TEST_F(AgentWritesTest, ARestartedAgentKeepsTheSlicesItsPreviousRunWrote) {
   ASSERT_TRUE(after.ok());
   ASSERT_EQ(after->items.size(), 1u);
   EXPECT_EQ(after->items[0].metadata.uid, slice_uid) << "the slice was deleted and written again";
+}
+
+// The importer's broker caches see a record through one watch and its slices through another: a
+// record marked published may arrive before the slices it counts. A new import then writes no
+// status until they are all here, rather than Present over MCS slices not written yet.
+TEST_F(AgentWritesTest, ANewImportWaitsForThePublishedSlicesBeforePresent) {
+  ServiceWithEndpoint("web", "10.1.0.1");
+  StartAgent(*members_[0]);
+  Export("web");
+  client::TypedClient<model::ServiceExportRecord> records(*broker_, ServiceExportRecordCodec());
+  client::TypedClient<model::EndpointSlice> broker_slices(*broker_, client::EndpointSliceCodec());
+  const std::string ns(model::kDefaultBrokerNamespace);
+  client::ListOptions of_web;
+  of_web.label_selector = std::string(model::kLabelMcsServiceName) + "=web";
+  std::optional<model::ServiceExportRecord> record;
+  std::optional<model::EndpointSlice> slice;
+  ASSERT_TRUE(Eventually([&] {
+    Result<codec::ListPage<model::ServiceExportRecord>> all = records.ListAll(ns, {});
+    Result<codec::ListPage<model::EndpointSlice>> sliced = broker_slices.ListAll(ns, of_web);
+    if (!all.ok() || all->items.size() != 1 || !sliced.ok() || sliced->items.size() != 1 ||
+        !all->items[0].metadata.annotations.contains(
+            "mcs.slicewright.io/endpointslices-published")) {
+      return false;
+    }
+    record = all->items[0];
+    slice = sliced->items[0];
+    return true;
+  }));
+  EXPECT_EQ(record->metadata.annotations.at("mcs.slicewright.io/endpointslices-published"), "1");
+  // cluster-1 stops (its Lease stays live for its duration); its record and slice are taken away
+  // and given back to the broker in the order the race delivers them: the record first.
+  StopAgent(*members_[0]);
+  ASSERT_TRUE(broker_slices.Delete(ns, slice->metadata.name).ok());
+  ASSERT_TRUE(records.Delete(ns, record->metadata.name).ok());
+  StartAgent(*members_[1]);
+  for (model::ObjectMeta* meta : {&record->metadata, &slice->metadata}) {
+    meta->uid.clear();
+    meta->resource_version.clear();
+    meta->creation_timestamp.reset();
+  }
+  Result<model::ServiceExportRecord> recreated = records.Create(*record);
+  ASSERT_TRUE(recreated.ok()) << recreated.status().ToString();
+  client::TypedClient<model::ServiceImport> imports(*members_[1]->client, ServiceImportCodec());
+  ASSERT_TRUE(Eventually([&] { return imports.Get(kNamespace, "web").ok(); }));
+  // Well within the wait (kPublishWait, 5 s): no status yet, in particular not Present.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  Result<model::ServiceImport> waiting = imports.Get(kNamespace, "web");
+  ASSERT_TRUE(waiting.ok());
+  EXPECT_EQ(waiting->status.endpoint_slice_objects, model::EndpointSliceObjects::kUnset);
+  for (model::OwnerReference& owner : slice->metadata.owner_references) {
+    owner.uid = recreated->metadata.uid;
+  }
+  ASSERT_TRUE(broker_slices.Create(*slice).ok());
+  client::TypedClient<model::EndpointSlice> member_slices(*members_[1]->client,
+                                                          client::EndpointSliceCodec());
+  ASSERT_TRUE(Eventually([&] {
+    Result<model::ServiceImport> got = imports.Get(kNamespace, "web");
+    return got.ok() && got->status.endpoint_slice_objects == model::EndpointSliceObjects::kPresent;
+  }));
+  Result<codec::ListPage<model::EndpointSlice>> imported =
+      member_slices.ListAll(kNamespace, of_web);
+  ASSERT_TRUE(imported.ok());
+  ASSERT_EQ(imported->items.size(), 1U);
+  EXPECT_EQ(imported->items[0].endpoints.at(0).addresses.at(0), "10.1.0.1");
 }
 
 }  // namespace
