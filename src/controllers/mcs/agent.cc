@@ -583,6 +583,10 @@ Status Agent::SyncExport(const std::string& key) {
     }
     if (written.ok()) {
       published = std::move(written).value();
+    } else if (written.status().code() == StatusCode::kConflict) {
+      // Our broker cache is behind our own writes: retried once it catches up. Not a state of
+      // the export, so its conditions are left as they are (Ready would flap False and back).
+      return written.status();
     } else {
       publish = written.status();
       SW_LOG(kWarning, "mcs agent: {}: publishing to the broker: {}", key, publish.ToString());

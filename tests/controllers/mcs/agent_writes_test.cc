@@ -187,11 +187,12 @@ class AgentWritesTest : public ::testing::Test {
     for (auto& member : members_) StartAgent(*member);
   }
 
+  // The informers stop before the agent goes: their handlers call into it.
   void StopAgent(Member& member) {
     member.agent->Stop();
-    member.agent.reset();
     member.informers->Stop();
     member.broker_informers->Stop();
+    member.agent.reset();
   }
 
   void StartAgent(Member& member) {
