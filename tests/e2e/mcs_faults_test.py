@@ -482,7 +482,7 @@ def run_cluster_set(binary, root):
         checks.run("broker outage", lambda: case_broker_outage(
             broker, broker_api, members, exports, live, ips))
         ips = import_ips(members, exports.keys())
-        checks.run("agent killed", lambda: case_agent_killed(members, exports, ips))
+        checks.run("agent killed", lambda: case_agent_killed(broker_api, members, exports, ips))
         checks.run("member API server restarted", lambda: case_member_restart(
             members, exports, ips))
         checks.run("DNS from every replica", lambda: case_dns_replicas(members, exports, ips))
@@ -578,8 +578,17 @@ def case_broker_outage(broker, broker_api, members, exports, live, ips):
             ["mcs-cluster-1", "mcs-cluster-2"])
 
 
-def case_agent_killed(members, exports, ips):
+def case_agent_killed(broker_api, members, exports, ips):
     c1, c2 = members
+    # Killed just after it renewed, so that the lease runs a whole duration from the kill: its
+    # expiry is due a lease after the last renewal cluster-1 saw, up to a third earlier otherwise.
+    lease_path = "/apis/coordination.k8s.io/v1/namespaces/%s/leases/mcs-cluster-2" % BROKER_NS
+
+    def renew_time():
+        return ((broker_api.get(lease_path) or {}).get("spec") or {}).get("renewTime")
+    renewed_at = renew_time()
+    checks.check("agent killed: cluster-2 renews its Lease", wait_until(
+        LEASE, lambda: renew_time() not in (renewed_at, None), interval=0.01), renewed_at)
     killed_at = time.monotonic()
     c2.agent.kill()
     # cluster-1 expires cluster-2 after the lease: its slices go, it leaves status.clusters; the
