@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "slicewright/base/log.h"
+#include "slicewright/base/thread_name.h"
 #include "slicewright/codec/coordination.h"
 #include "slicewright/labels/validation.h"
 #include "slicewright/mcs/identity.h"
@@ -208,7 +209,10 @@ Status ClusterLiveness::Start(const std::vector<std::string>& previously_live) {
     previously_live_.clear();
   }
   Notify(changes);
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this, name = ThreadName("mcs-live")] {
+    name.Apply();
+    Run();
+  });
   return Status();
 }
 
