@@ -96,6 +96,7 @@ class Child final {
     }
   }
 
+  pid_t pid() const { return pid_; }
   double CpuSeconds() const { return bench::ProcessCpuSeconds(pid_); }
   // VmHWM (peak) or VmRSS in MB.
   double MemoryMb(std::string_view field) const {

@@ -16,20 +16,24 @@
 //   churn    (--runs times) pod readiness flips in cluster-1 at E/s for D s; per Ready, the time
 //            from the status write to the endpoint ready at each hop: cluster-1's own slice, the
 //            broker's slice, each member's MCS slice (p50/p99); slice writes per pod event at each
-//            place (from watch events: resourceVersion changes); the dev process's CPU and RSS
+//            place (from watch events: resourceVersion changes); the dev process's CPU and RSS,
+//            and its CPU by component from its threads' names (/proc/PID/task/*/stat; the names
+//            are docs/design.md's, "Threading model")
 // The driver watches with the library's informers. One result line per phase on stdout; progress
 // on stderr. Exit 1 when a phase fails (a write fails, a state never converges), not when a
 // target is missed. The agents share the dev process with N+1 API servers and every other
-// controller: CPU and RSS are the process's (its threads are not named per component).
+// controller: CPU is split by thread name, RSS cannot be (one heap) and is the process's.
 //
 // Usage: mcs_sim [--server PATH] [--clusters N] [--services S] [--pods P] [--dual K]
 //                [--export-rate R] [--rate E] [--churn-seconds D] [--runs N] [--clients C]
 //                [--smoke]
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -37,6 +41,8 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <set>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -45,6 +51,7 @@
 #include <vector>
 
 #include <signal.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "slicewright/base/result.h"
@@ -103,6 +110,152 @@ std::string LabelOf(const model::ObjectMeta& meta, std::string_view key) {
 }
 
 double Ms(SteadyClock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+// One thread's name and CPU time (seconds).
+struct ThreadCpu {
+  std::string comm;
+  double seconds = 0;
+};
+
+// Every thread of `pid`: its name from /proc/PID/task/TID/stat and its CPU time from schedstat
+// (nanoseconds on the CPU), else from stat's utime + stime. Clock ticks would do for the process
+// but not for its threads: each of 250 threads' counts is cut to a whole tick (10 ms), and a
+// worker that ran 0.9 ms in a window read 0.
+std::map<pid_t, ThreadCpu> ThreadCpuSeconds(pid_t pid) {
+  std::map<pid_t, ThreadCpu> threads;
+  std::error_code ec;
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
+    std::ifstream in(task.path() / "stat");
+    std::string text;
+    if (!std::getline(in, text)) continue;  // exited since the listing
+    // "TID (COMM) S ...": the name may hold spaces and parentheses, so it ends at the last ')'.
+    const std::size_t open = text.find('(');
+    const std::size_t close = text.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close < open) continue;
+    ThreadCpu& thread = threads[static_cast<pid_t>(std::atol(task.path().filename().c_str()))];
+    thread.comm = text.substr(open + 1, close - open - 1);
+    std::ifstream schedstat(task.path() / "schedstat");
+    unsigned long long on_cpu_ns = 0;
+    if (schedstat >> on_cpu_ns) {
+      thread.seconds = static_cast<double>(on_cpu_ns) / 1e9;
+      continue;
+    }
+    std::istringstream fields(text.substr(close + 2));
+    std::string field;
+    double ticks = 0;
+    for (int index = 3; index <= 15 && fields >> field; ++index) {
+      if (index >= 14) ticks += std::atof(field.c_str());  // utime, stime
+    }
+    thread.seconds = ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  }
+  return threads;
+}
+
+// A dev thread's name without its cluster marker ("c2-", "bk-") and worker index ("-w3", "-1"):
+// "c2-mcs-im-w3" is "mcs-im", "bk-api-0" is "api", "c1-i-pods" is "i-pods".
+std::string ThreadPrefix(std::string_view comm) {
+  const auto digits = [](std::string_view text) {
+    return !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  if (comm.starts_with("bk-")) {
+    comm.remove_prefix(3);
+  } else if (const std::size_t dash = comm.find('-'); comm.starts_with('c') &&
+                                                      dash != std::string_view::npos &&
+                                                      digits(comm.substr(1, dash - 1))) {
+    comm.remove_prefix(dash + 1);
+  }
+  if (const std::size_t dash = comm.rfind('-'); dash != std::string_view::npos) {
+    std::string_view index = comm.substr(dash + 1);
+    if (index.starts_with('w')) index.remove_prefix(1);
+    if (digits(index)) comm = comm.substr(0, dash);
+  }
+  return std::string(comm);
+}
+
+// The component group of a thread prefix, for the CPU split.
+std::string_view ThreadGroup(std::string_view prefix) {
+  if (prefix.starts_with("mcs-")) return "agents";  // export and import workers, liveness
+  if (prefix == "dns") return "dns";
+  if (prefix.starts_with("api")) return "apiservers";  // I/O pool, api-bg, api-watch
+  if (prefix == "eps" || prefix == "mnet" || prefix == "mirror") return "endpointslice";
+  if (prefix.starts_with("i-")) return "informers";  // reflectors and their handlers
+  return "other";
+}
+
+// The split is only right if the agents' threads carry their names: one export and one import
+// worker per member ("c1-mcs-ex-w0", "c1-mcs-im-w0", ...).
+Status CheckAgentThreadsNamed(const std::map<pid_t, ThreadCpu>& threads, int clusters) {
+  std::set<std::string> named;
+  for (const auto& [tid, thread] : threads) {
+    if (thread.comm.ends_with("mcs-ex-w0") || thread.comm.ends_with("mcs-im-w0")) {
+      named.insert(thread.comm);
+    }
+  }
+  if (named.size() != 2 * static_cast<std::size_t>(clusters)) {
+    return Status(StatusCode::kInternal,
+                  "dev's MCS agent threads are not named per member: found " +
+                      std::to_string(named.size()) + " of " + std::to_string(2 * clusters) +
+                      " (cN-mcs-ex-w0, cN-mcs-im-w0); the CPU split would be wrong");
+  }
+  return Status();
+}
+
+// CPU between two ThreadCpuSeconds() snapshots, by group and by prefix, as a result line's
+// fields: "cpu_cores: agents=... total=... cpu_by_thread: api=... ...". CPU of threads that
+// ended in between is the process's total less the threads'.
+std::string CpuByComponent(const std::map<pid_t, ThreadCpu>& before,
+                           const std::map<pid_t, ThreadCpu>& after, double process_cpu,
+                           double seconds) {
+  std::map<std::string, double> by_prefix;
+  std::map<std::string, double> agents_by_member;
+  double threads_total = 0;
+  for (const auto& [tid, thread] : after) {
+    const auto was = before.find(tid);
+    const double used = thread.seconds - (was == before.end() ? 0 : was->second.seconds);
+    const std::string prefix = ThreadPrefix(thread.comm);
+    by_prefix[prefix] += used;
+    if (ThreadGroup(prefix) == "agents") {
+      agents_by_member[thread.comm.substr(0, thread.comm.find('-'))] += used;
+    }
+    threads_total += used;
+  }
+  std::map<std::string_view, double> by_group;
+  for (const std::string_view group :
+       {"agents", "dns", "apiservers", "endpointslice", "informers", "other"}) {
+    by_group[group] = 0;
+  }
+  for (const auto& [prefix, used] : by_prefix) by_group[ThreadGroup(prefix)] += used;
+  const double scale = 1.0 / std::max(seconds, 1e-9);
+  std::string line = "cpu_cores:";
+  char buffer[96];
+  for (const std::string_view group :
+       {"agents", "dns", "apiservers", "endpointslice", "informers", "other"}) {
+    std::snprintf(buffer, sizeof buffer, " %.*s=%.3f", static_cast<int>(group.size()), group.data(),
+                  by_group[group] * scale);
+    line += buffer;
+  }
+  std::snprintf(buffer, sizeof buffer, " exited=%.3f total=%.3f agents_cpu_seconds=%.2f",
+                std::max(0.0, process_cpu - threads_total) * scale, process_cpu * scale,
+                by_group["agents"]);
+  line += buffer;
+  line += " agents_by_member:";
+  for (const auto& [member, used] : agents_by_member) {
+    std::snprintf(buffer, sizeof buffer, " %s=%.3f", member.c_str(), used * scale);
+    line += buffer;
+  }
+  // The busiest prefixes, most first.
+  std::vector<std::pair<double, std::string>> ranked;
+  for (const auto& [prefix, used] : by_prefix) ranked.emplace_back(used, prefix);
+  std::sort(ranked.rbegin(), ranked.rend());
+  line += " cpu_by_thread:";
+  for (std::size_t i = 0; i < ranked.size() && i < 12; ++i) {
+    std::snprintf(buffer, sizeof buffer, " %s=%.3f", ranked[i].second.c_str(),
+                  ranked[i].first * scale);
+    line += buffer;
+  }
+  return line;
+}
 
 // Where the driver watches EndpointSlices. kLocal: cluster-1's own slices (the EndpointSlice
 // controller's); kBroker: the broker's; then kMcs + i: member i's MCS slices (i from 0); the
@@ -515,6 +668,7 @@ class Simulation final {
 
   Status Export() {
     const double cpu_before = dev_->CpuSeconds();
+    const std::map<pid_t, ThreadCpu> threads_before = ThreadCpuSeconds(dev_->pid());
     const auto start = SteadyClock::now();
     // Every member (cluster-1 too) imports each Service with all of cluster-1's endpoints.
     for (int s = 0; s < options_.services; ++s) {
@@ -561,16 +715,19 @@ class Simulation final {
         },
         kConvergeTimeout));
     const double seconds = SecondsSince(start);
+    const double cpu = dev_->CpuSeconds() - cpu_before;
+    const std::string by_component =
+        CpuByComponent(threads_before, ThreadCpuSeconds(dev_->pid()), cpu, seconds);
     std::printf(
         "export: services=%d rate_per_s=%d create_seconds=%.1f seconds_to_all_imported=%.1f "
         "import_visible_p50_ms=%.1f p99_ms=%.1f max_ms=%.1f present_p50_ms=%.1f p99_ms=%.1f "
         "endpoints_ready_p50_ms=%.1f p99_ms=%.1f max_ms=%.1f broker_slice_writes=%lld "
-        "dev_cpu_cores=%.2f dev_rss_mb=%.0f\n",
+        "dev_cpu_cores=%.2f dev_rss_mb=%.0f\nexport: %s\n",
         options_.services, options_.export_rate, create_seconds, seconds, Percentile(visible, 0.5),
         Percentile(visible, 0.99), Percentile(visible, 1.0), Percentile(present, 0.5),
         Percentile(present, 0.99), Percentile(endpoints, 0.5), Percentile(endpoints, 0.99),
-        Percentile(endpoints, 1.0), static_cast<long long>(watcher_.Writes(kBroker)),
-        (dev_->CpuSeconds() - cpu_before) / seconds, dev_->MemoryMb("VmRSS"));
+        Percentile(endpoints, 1.0), static_cast<long long>(watcher_.Writes(kBroker)), cpu / seconds,
+        dev_->MemoryMb("VmRSS"), by_component.c_str());
     std::fflush(stdout);
     return Status();
   }
@@ -619,6 +776,8 @@ class Simulation final {
     for (int p = 0; p < places; ++p) writes_before.push_back(watcher_.Writes(p));
     std::int64_t events = 0;
     const double cpu_before = dev_->CpuSeconds();
+    const std::map<pid_t, ThreadCpu> threads_before = ThreadCpuSeconds(dev_->pid());
+    SW_RETURN_IF_ERROR(CheckAgentThreadsNamed(threads_before, options_.clusters));
     const auto start = SteadyClock::now();
     const auto interval = std::chrono::microseconds(1'000'000 / std::max(1, options_.rate));
     auto next = start;
@@ -648,6 +807,8 @@ class Simulation final {
     }
     const double churn_seconds = SecondsSince(start);
     const double cpu = dev_->CpuSeconds() - cpu_before;
+    const std::string by_component =
+        CpuByComponent(threads_before, ThreadCpuSeconds(dev_->pid()), cpu, churn_seconds);
     // Put the last NotReady pods back, then wait until every place shows every flip's Ready.
     for (std::size_t index : not_ready) {
       model::Pod& pod = pods_[index];
@@ -704,13 +865,15 @@ class Simulation final {
         "broker_to_cluster_2_p50_ms=%.1f p99_ms=%.1f "
         "ready_to_cluster_2_p50_ms=%.1f p99_ms=%.1f max_ms=%.1f "
         "ready_to_every_member_p99_ms=%.1f slice_writes_per_pod_event: %s "
-        "dev_cpu_cores=%.3f dev_rss_mb=%.0f dev_peak_rss_mb=%.0f\n",
+        "dev_cpu_cores=%.3f dev_rss_mb=%.0f dev_peak_rss_mb=%.0f\n"
+        "churn[%d]: %s\n",
         run, churn_seconds, static_cast<long long>(events), to_member2.size(), unmeasured,
         Percentile(to_local, 0.5), Percentile(to_local, 0.99), Percentile(local_to_broker, 0.5),
         Percentile(local_to_broker, 0.99), Percentile(broker_to_member2, 0.5),
         Percentile(broker_to_member2, 0.99), Percentile(to_member2, 0.5),
         Percentile(to_member2, 0.99), Percentile(to_member2, 1.0), Percentile(to_last, 0.99),
-        writes.c_str(), cpu / churn_seconds, dev_->MemoryMb("VmRSS"), dev_->MemoryMb("VmHWM"));
+        writes.c_str(), cpu / churn_seconds, dev_->MemoryMb("VmRSS"), dev_->MemoryMb("VmHWM"), run,
+        by_component.c_str());
     std::fflush(stdout);
     return converged;
   }

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "slicewright/base/log.h"
+#include "slicewright/base/thread_name.h"
 #include "slicewright/client/rest_client.h"
 #include "slicewright/client/rest_config.h"
 #include "slicewright/client/transport.h"
@@ -84,7 +85,8 @@ int RunControllerManagerCommand(ControllerManagerCommandOptions options, std::os
   std::stop_source stop;
   std::atomic<bool> finished{false};
   Status result;
-  std::thread runner([&] {
+  std::thread runner([&, name = ThreadName("manager")] {
+    name.Apply();
     result = (*manager)->Run(stop.get_token());
     finished = true;
   });

@@ -5,6 +5,7 @@
 
 #include "slicewright/base/clock.h"
 #include "slicewright/base/log.h"
+#include "slicewright/base/thread_name.h"
 #include "slicewright/client/transport.h"
 
 #include "cli/apiserver_command.h"
@@ -14,6 +15,7 @@ namespace slicewright::cli {
 Result<std::unique_ptr<DevCluster>> DevCluster::Start(DevClusterOptions options) {
   std::unique_ptr<DevCluster> cluster(new DevCluster(std::move(options)));
   const DevClusterOptions& o = cluster->options_;
+  const ScopedThreadNameMarker marker(o.thread_marker);
   const auto failed = [&o](std::string_view what, const Status& status) {
     return Status(status.code(), o.name.empty() ? fmt::format("{}: {}", what, status.ToString())
                                                 : fmt::format("cluster {}: {}: {}", o.name, what,
@@ -88,6 +90,7 @@ Result<std::unique_ptr<DevCluster>> DevCluster::Start(DevClusterOptions options)
 
 void DevCluster::RunControllers(controllers::RemoteClients remotes) {
   if (!options_.member || controllers_thread_.joinable()) return;
+  const ScopedThreadNameMarker marker(options_.thread_marker);
   controllers::ManagerOptions manager_options = options_.manager;
   manager_options.leader_elect = false;
   manager_options.port = -1;
@@ -100,7 +103,8 @@ void DevCluster::RunControllers(controllers::RemoteClients remotes) {
     return;
   }
   manager_ = std::move(manager).value();
-  controllers_thread_ = std::thread([this] {
+  controllers_thread_ = std::thread([this, name = ThreadName("manager")] {
+    name.Apply();
     const Status status = manager_->Run(stop_.get_token());
     if (!status.ok()) {
       SW_LOG(kError, "slicewright dev: {}controllers: {}",

@@ -23,6 +23,8 @@ namespace slicewright::cli {
 struct DevClusterOptions {
   std::string name;      // "cluster-1", "broker"; the kubeconfig context's name
   std::string data_dir;  // state.db and tls/
+  // Before the names of the cluster's threads ("c2-" makes "c2-api-0"; base/thread_name.h).
+  std::string thread_marker;
   std::string listen = "127.0.0.1:0";
   bool insecure_http = false;
   // A broker holds only what members publish: no controllers, no pods.

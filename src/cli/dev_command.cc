@@ -174,6 +174,7 @@ int RunDevCommand(const DevCommandOptions& options, std::ostream& out, std::ostr
   if (multi_cluster) {
     DevClusterOptions broker_options;
     broker_options.name = "broker";
+    broker_options.thread_marker = "bk-";
     broker_options.data_dir = options.data_dir + "/broker";
     broker_options.insecure_http = options.insecure_http;
     broker_options.member = false;
@@ -199,6 +200,7 @@ int RunDevCommand(const DevCommandOptions& options, std::ostream& out, std::ostr
   for (int i = 0; i < options.clusters; ++i) {
     DevClusterOptions member;
     member.name = multi_cluster ? fmt::format("cluster-{}", i + 1) : "";
+    member.thread_marker = multi_cluster ? fmt::format("c{}-", i + 1) : "";
     member.data_dir = multi_cluster ? options.data_dir + "/" + member.name : options.data_dir;
     member.listen = "127.0.0.1:" + std::to_string(multi_cluster ? 0 : options.port);
     member.insecure_http = options.insecure_http;

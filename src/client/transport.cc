@@ -440,15 +440,26 @@ struct Transport::Impl {
     auto connection = std::make_unique<Connection>();
     connection->context = credentials.tls;
     connection->epoch = credentials.epoch;
-    tcp::resolver resolver(connection->ioc);
-    tcp::resolver::results_type endpoints;
+    std::vector<tcp::endpoint> endpoints;
     ErrorCode resolve_error;
-    resolver.async_resolve(config.server.host, std::to_string(config.server.port),
-                           [&](ErrorCode ec, tcp::resolver::results_type results) {
-                             resolve_error = ec;
-                             endpoints = std::move(results);
-                           });
-    connection->ioc.run();
+    // An IP literal (127.0.0.1, a Service's IP: the usual server) needs no lookup. Asio runs
+    // lookups on a thread of the io_context's own that lasts as long as the pooled connection:
+    // one idle, unnamed thread per connection otherwise.
+    const asio::ip::address literal = asio::ip::make_address(config.server.host, resolve_error);
+    if (!resolve_error) {
+      endpoints.emplace_back(literal, config.server.port);
+    } else {
+      resolve_error = {};
+      tcp::resolver resolver(connection->ioc);
+      resolver.async_resolve(config.server.host, std::to_string(config.server.port),
+                             [&](ErrorCode ec, const tcp::resolver::results_type& results) {
+                               resolve_error = ec;
+                               for (const auto& entry : results) {
+                                 endpoints.push_back(entry.endpoint());
+                               }
+                             });
+      connection->ioc.run();
+    }
     if (resolve_error) return FailureStatus(request, Failure{"resolve", resolve_error, true});
     if (connection->context) {
       connection->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(

@@ -28,6 +28,7 @@
 
 #include "slicewright/base/log.h"
 #include "slicewright/base/mutex.h"
+#include "slicewright/base/thread_name.h"
 
 namespace slicewright::dns {
 namespace {
@@ -126,7 +127,10 @@ class Server::Impl {
     Accept();
     try {
       for (int i = 0; i < std::max(1, options_.io_threads); ++i) {
-        threads_.emplace_back([this] { ioc_.run(); });
+        threads_.emplace_back([this, name = ThreadName(fmt::format("dns-{}", i))] {
+          name.Apply();
+          ioc_.run();
+        });
       }
     } catch (const std::system_error& e) {
       return Status(StatusCode::kUnavailable, std::string("dns: starting a thread: ") + e.what());

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "slicewright/base/log.h"
+#include "slicewright/base/thread_name.h"
 
 namespace slicewright::runtime {
 namespace {
@@ -68,7 +69,13 @@ void Controller::Start() {
   MutexLock lock(mu_);
   if (!workers_.empty()) return;
   const int workers = options_.workers > 0 ? options_.workers : 1;
-  for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { Work(); });
+  const std::string& prefix = options_.thread_name.empty() ? options_.name : options_.thread_name;
+  for (int i = 0; i < workers; ++i) {
+    workers_.emplace_back([this, name = ThreadName(fmt::format("{}-w{}", prefix, i))] {
+      name.Apply();
+      Work();
+    });
+  }
 }
 
 void Controller::Stop() {

@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include "slicewright/base/thread_name.h"
 #include "slicewright/codec/json.h"
 #include "slicewright/codec/patch.h"
 
@@ -306,7 +307,10 @@ Result<std::unique_ptr<EventRecorder>> EventRecorder::Create(std::unique_ptr<Eve
       new EventRecorder(std::move(sink), std::move(options), clock, metrics));
   {
     MutexLock join(recorder->join_mu_);
-    recorder->sink_thread_ = std::thread([r = recorder.get()] { r->SinkLoop(); });
+    recorder->sink_thread_ = std::thread([r = recorder.get(), name = ThreadName("events")] {
+      name.Apply();
+      r->SinkLoop();
+    });
   }
   return recorder;
 }

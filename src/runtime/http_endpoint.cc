@@ -51,6 +51,7 @@
 #include <boost/beast/http/write.hpp>
 
 #include "slicewright/base/mutex.h"
+#include "slicewright/base/thread_name.h"
 
 namespace slicewright::runtime {
 namespace {
@@ -587,7 +588,8 @@ void Server::Start() {
   asio::post(acceptor_.get_executor(), [this] { Accept(); });
   const int count = std::max(1, options_.io_threads);
   for (int i = 0; i < count; ++i) {
-    threads_.emplace_back([this] {
+    threads_.emplace_back([this, name = ThreadName("metrics")] {
+      name.Apply();
       for (;;) {
         try {
           ioc_.run();

@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include "slicewright/base/thread_name.h"
 #include "slicewright/codec/coordination.h"
 
 #include "runtime/wall_time.h"
@@ -338,7 +339,8 @@ void LeaderElector::Run(const std::stop_token& stop) {
     return;
   }
   if (master_status_ != nullptr) master_status_->Set(1);
-  std::jthread leading([this](std::stop_token leading_stop) {
+  std::jthread leading([this, name = ThreadName("leading")](std::stop_token leading_stop) {
+    name.Apply();
     config_.callbacks.on_started_leading(std::move(leading_stop));
   });
   Renew(stop);

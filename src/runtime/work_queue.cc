@@ -4,6 +4,8 @@
 #include <chrono>
 #include <utility>
 
+#include "slicewright/base/thread_name.h"
+
 namespace slicewright::runtime {
 namespace {
 
@@ -89,7 +91,10 @@ Result<std::unique_ptr<WorkQueue>> WorkQueue::Create(WorkQueueOptions options) {
 
 WorkQueue::WorkQueue(Clock& clock, std::unique_ptr<RateLimiter> rate_limiter, Metrics metrics)
     : clock_(clock), rate_limiter_(std::move(rate_limiter)), metrics_(metrics) {
-  delay_thread_ = std::thread([this] { DelayLoop(); });
+  delay_thread_ = std::thread([this, name = ThreadName("wq-delay")] {
+    name.Apply();
+    DelayLoop();
+  });
 }
 
 WorkQueue::~WorkQueue() {

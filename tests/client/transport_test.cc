@@ -3,6 +3,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -12,6 +14,8 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "slicewright/base/thread_name.h"
 
 #include "apiserver/http/server.h"
 #include "apiserver/http/tls.h"
@@ -106,6 +110,43 @@ TEST(TransportTest, SendsHeadersAndReusesOneConnection) {
   EXPECT_EQ(last.Header("accept"), "application/json");
   EXPECT_EQ(last.Header("host"), "127.0.0.1:" + std::to_string(server->port()));
   EXPECT_EQ(last.Query("limit"), "5");
+}
+
+// Threads of this process called `name` (/proc/self/task/*/comm).
+int ThreadsNamed(std::string_view name) {
+  int count = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream in(task.path() / "comm");
+    std::string comm;
+    if (std::getline(in, comm) && comm == name) ++count;
+  }
+  return count;
+}
+
+// A pooled connection to an IP literal keeps no thread: Asio's lookups run on a thread of the
+// connection's io_context that would live, unnamed (named after the thread that opened it), as
+// long as the connection. A name is still looked up.
+TEST(TransportTest, IpLiteralServerStartsNoLookupThread) {
+  auto server = Serve({}, [](HttpRequest&) { return Json(200, "{}"); });
+  ASSERT_NE(server, nullptr);
+  auto literal = MakeTransport(PlainConfig(server->port()));
+  RestConfig named_config = PlainConfig(server->port());
+  named_config.server.host = "localhost";
+  auto named = MakeTransport(std::move(named_config));
+  ASSERT_NE(literal, nullptr);
+  ASSERT_NE(named, nullptr);
+  int after_literal = 0;
+  std::thread([&] {
+    SetCurrentThreadName("tx-literal");
+    Result<Response> response = literal->Do(Get("/healthz"));
+    ASSERT_TRUE(response.ok()) << response.status().ToString();
+    after_literal = ThreadsNamed("tx-literal");
+  }).join();
+  EXPECT_EQ(literal->connections_opened(), 1U);
+  EXPECT_EQ(after_literal, 1);  // this thread alone
+  Result<Response> response = named->Do(Get("/healthz"));
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  EXPECT_EQ(response->status, 200);
 }
 
 TEST(TransportTest, PostsBodyWithBasicAuthAndReadsErrorStatus) {

@@ -2,15 +2,18 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "slicewright/base/thread_name.h"
 #include "slicewright/runtime/rate_limiter.h"
 
 namespace slicewright::runtime {
@@ -110,6 +113,59 @@ TEST(ControllerTest, CountsSyncsUnderControllerRuntimeNames) {
         "controller_runtime_terminal_reconcile_errors_total{controller=\"test\"} 1\n"}) {
     EXPECT_NE(exposed.find(line), std::string::npos) << line << "\nin:\n" << exposed;
   }
+}
+
+// The workers are named "<thread_name>-w<i>" after the marker of the thread that started them
+// (`top -H`, perf): two syncs held in flight at once, so each worker reports its own name.
+TEST(ControllerTest, WorkersAreNamedWithMarkerPrefixAndIndex) {
+  auto queue = FastQueue();
+  std::mutex mu;
+  std::condition_variable both_in_flight;
+  std::set<std::string> names;
+  int in_flight = 0;
+  ControllerOptions options{"endpointslice", 2, 1};
+  options.thread_name = "eps";
+  Controller controller(std::move(options), *queue, [&](const std::string&) -> Status {
+    std::unique_lock lock(mu);
+    names.insert(CurrentThreadName());
+    ++in_flight;
+    both_in_flight.notify_all();
+    both_in_flight.wait_for(lock, 10s, [&] { return in_flight >= 2; });
+    return Status();
+  });
+  {
+    const ScopedThreadNameMarker marker("c2-");
+    controller.Start();
+  }
+  queue->Add("a");
+  queue->Add("b");
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(both_in_flight.wait_for(lock, 10s, [&] { return in_flight >= 2; }));
+  }
+  controller.Stop();
+  EXPECT_EQ(names, (std::set<std::string>{"c2-eps-w0", "c2-eps-w1"}));
+}
+
+// Without a thread_name the workers take the controller's name.
+TEST(ControllerTest, WorkersTakeTheNameWithoutThreadName) {
+  auto queue = FastQueue();
+  std::mutex mu;
+  std::string name;
+  std::atomic<bool> synced{false};
+  Controller controller({"podsim", 1, 1}, *queue, [&](const std::string&) -> Status {
+    std::lock_guard lock(mu);
+    name = CurrentThreadName();
+    synced = true;
+    return Status();
+  });
+  controller.Start();
+  queue->Add("a");
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!synced && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+  controller.Stop();
+  std::lock_guard lock(mu);
+  EXPECT_EQ(name, "podsim-w0");
 }
 
 // Many workers, many keys re-added while in flight: a key is never synced by two workers at once,

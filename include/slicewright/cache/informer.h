@@ -18,6 +18,7 @@
 #include "slicewright/base/log.h"
 #include "slicewright/base/mutex.h"
 #include "slicewright/base/result.h"
+#include "slicewright/base/thread_name.h"
 #include "slicewright/cache/compact_slice.h"
 #include "slicewright/cache/reflector.h"
 #include "slicewright/cache/store.h"
@@ -129,7 +130,11 @@ class Informer final : private ReflectorTarget {
   void Start() {
     MutexLock lock(run_mu_);
     if (thread_.joinable() || stopped_.load(std::memory_order_acquire)) return;
-    thread_ = std::thread([this] { reflector_.Run(); });
+    // "i-pods", "c2-i-endpointsl": the resource's plural, cut to what fits.
+    thread_ = std::thread([this, name = ThreadName("i-" + kind_.resource.resource)] {
+      name.Apply();
+      reflector_.Run();
+    });
   }
 
   // Stops the reflector and waits for its thread; handlers are not called after it returns.

@@ -29,6 +29,10 @@ struct ControllerOptions {
   // controller=<name>: controller_runtime_reconcile_total{result}, ..._reconcile_errors_total and
   // ..._terminal_reconcile_errors_total. Must outlive the controller.
   Registry* metrics = nullptr;
+  // The workers' thread names are "<thread_name>-w<i>" ("eps-w0"; docs/design.md lists them):
+  // keep it to 8 bytes so that a marker ("c2-") and the index fit in 15. Empty: `name`.
+  // (Braced, so that {name, workers, max_retries} initializers need not list it.)
+  std::string thread_name{};
 };
 
 // What happened to one sync, for the controller's own metrics (e.g. endpoint_slice_controller

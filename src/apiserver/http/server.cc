@@ -59,6 +59,7 @@
 #include "slicewright/base/mutex.h"
 #include "slicewright/base/result.h"
 #include "slicewright/base/status.h"
+#include "slicewright/base/thread_name.h"
 
 #include "apiserver/http/tls.h"
 
@@ -1071,7 +1072,10 @@ void ServerCore::Start() {
   asio::post(acceptor_.get_executor(), [this] { DoAccept(); });
   for (int i = 0; i < std::max(1, options_.io_threads); ++i) {
     try {
-      threads_.emplace_back([this] { RunLoop(); });
+      threads_.emplace_back([this, name = ThreadName("api-" + std::to_string(i))] {
+        name.Apply();
+        RunLoop();
+      });
     } catch (const std::exception&) {
       if (!threads_.empty()) break;  // serve with the threads we have
       RunLoop();                     // cannot happen in practice; never leave the server dead

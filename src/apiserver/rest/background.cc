@@ -2,9 +2,15 @@
 
 #include <utility>
 
+#include "slicewright/base/thread_name.h"
+
 namespace slicewright::apiserver {
 
-Background::Background() : thread_([this] { Run(); }) {}
+Background::Background()
+    : thread_([this, name = ThreadName("api-bg")] {
+        name.Apply();
+        Run();
+      }) {}
 
 Background::~Background() { Stop(); }
 

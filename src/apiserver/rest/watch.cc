@@ -4,6 +4,8 @@
 #include <string>
 #include <utility>
 
+#include "slicewright/base/thread_name.h"
+
 #include "apiserver/rest/json_util.h"
 
 namespace slicewright::apiserver {
@@ -277,7 +279,10 @@ void WatchStream::Tick(std::chrono::steady_clock::time_point now, bool bookmark_
 }
 
 WatchHub::WatchHub(std::chrono::seconds bookmark_interval)
-    : bookmark_interval_(bookmark_interval), thread_([this] { Run(); }) {}
+    : bookmark_interval_(bookmark_interval), thread_([this, name = ThreadName("api-watch")] {
+        name.Apply();
+        Run();
+      }) {}
 
 WatchHub::~WatchHub() { Stop(); }
 

@@ -79,6 +79,7 @@ Controller::~Controller() { Stop(); }
 void Controller::Start() {
   runtime::ControllerOptions options;
   options.name = "endpoints";
+  options.thread_name = "ep";
   options.workers = options_.concurrent_syncs;
   options.max_retries = options_.max_retries;
   options.metrics = deps_.metrics;

@@ -120,6 +120,7 @@ void Controller::Start() {
   OnNodesChanged();
   runtime::ControllerOptions options;
   options.name = options_.name;
+  options.thread_name = options_.thread_name;
   options.workers = options_.concurrent_syncs;
   options.max_retries = options_.max_retries;
   options.metrics = deps_.metrics;

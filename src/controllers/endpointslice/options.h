@@ -26,6 +26,8 @@ struct Options {
   int incremental_min_pods = 500;
   // The work queue's name (the workqueue_* metrics' name label) and the controller's in logs.
   std::string name = "endpoint_slice";
+  // Its workers' thread names' prefix ("eps-w0"; runtime::ControllerOptions::thread_name).
+  std::string thread_name = "eps";
   // Register upstream's endpoint_slice_controller_* metrics (only one controller of a process
   // can: the series would mix).
   bool upstream_metrics = true;

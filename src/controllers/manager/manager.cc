@@ -12,6 +12,7 @@
 
 #include "slicewright/base/check.h"
 #include "slicewright/base/log.h"
+#include "slicewright/base/thread_name.h"
 #include "slicewright/cache/informer_factory.h"
 #include "slicewright/client/rest_config.h"
 #include "slicewright/client/transport.h"
@@ -417,8 +418,11 @@ Status Manager::Run(const std::stop_token& stop) {
   std::thread replicas;
   if (!impl.replica_services.empty()) {
     impl.replica_informers->Start();
-    replicas = std::thread(
-        [&impl, token = replicas_stop.get_token()] { impl.StartReplicaServicesWhenSynced(token); });
+    replicas =
+        std::thread([&impl, token = replicas_stop.get_token(), name = ThreadName("replicas")] {
+          name.Apply();
+          impl.StartReplicaServicesWhenSynced(token);
+        });
   }
   const Status result = impl.Campaign(stop);
   if (replicas.joinable()) {

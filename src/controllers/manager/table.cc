@@ -91,6 +91,7 @@ ControllerDescriptor MultinetworkController() {
     const endpointslice::Options defaults = multinetwork::DefaultOptions();
     options.managed_by = defaults.managed_by;
     options.name = defaults.name;
+    options.thread_name = defaults.thread_name;
     options.upstream_metrics = defaults.upstream_metrics;
     endpointslice::Deps deps = LocalDeps<endpointslice::Deps>(c);
     deps.plugin = multinetwork::MakePlugin();

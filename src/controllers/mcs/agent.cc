@@ -472,11 +472,13 @@ void Agent::Start() {
   }
   runtime::ControllerOptions export_options;
   export_options.name = "mcs-export";
+  export_options.thread_name = "mcs-ex";
   export_options.workers = options_.concurrent_syncs;
   export_options.max_retries = options_.max_retries;
   export_options.metrics = deps_.metrics;
   runtime::ControllerOptions import_options = export_options;  // before export_options is moved
   import_options.name = "mcs-import";
+  import_options.thread_name = "mcs-im";
   exports_loop_->Start(std::move(export_options),
                        [this](const std::string& key) { return SyncExport(key); });
   imports_loop_->Start(std::move(import_options),

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "slicewright/base/log.h"
+#include "slicewright/base/thread_name.h"
 #include "slicewright/codec/coordination.h"
 #include "slicewright/labels/validation.h"
 #include "slicewright/mcs/identity.h"
@@ -195,7 +196,10 @@ Status ClusterLiveness::StartRenewing() {
     next_renew_ = clock_.Now();
   }
   renewing_ = true;
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this, name = ThreadName("mcs-live")] {
+    name.Apply();
+    Run();
+  });
   return Status();
 }
 
@@ -249,7 +253,10 @@ Status ClusterLiveness::Start(const std::vector<std::string>& previously_live) {
     if (renewing) return Status();
     renewing_ = true;
   }
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this, name = ThreadName("mcs-live")] {
+    name.Apply();
+    Run();
+  });
   return Status();
 }
 

@@ -94,6 +94,7 @@ Controller::~Controller() { Stop(); }
 void Controller::Start() {
   runtime::ControllerOptions options;
   options.name = "endpointslice-mirroring";
+  options.thread_name = "mirror";
   options.workers = options_.concurrent_syncs;
   options.max_retries = options_.max_retries;
   options.metrics = deps_.metrics;

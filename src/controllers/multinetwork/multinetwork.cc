@@ -14,6 +14,7 @@ endpointslice::Options DefaultOptions() {
   endpointslice::Options options;
   options.managed_by = std::string(kControllerName);
   options.name = "multinetwork";
+  options.thread_name = "mnet";
   options.upstream_metrics = false;
   return options;
 }

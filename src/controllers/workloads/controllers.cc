@@ -119,14 +119,17 @@ Result<std::unique_ptr<WorkloadControllers>> WorkloadControllers::Create(
   runtime::ControllerOptions controller_options;
   controller_options.workers = self->options_.workers;
   controller_options.name = "deployment";
+  controller_options.thread_name = "deploy";
   self->deployment_controller_ = std::make_unique<runtime::Controller>(
       controller_options, *self->deployment_queue_,
       [raw](const std::string& key) { return raw->SyncDeployment(key); });
   controller_options.name = "replicaset";
+  controller_options.thread_name = "rs";
   self->replicaset_controller_ = std::make_unique<runtime::Controller>(
       controller_options, *self->replicaset_queue_,
       [raw](const std::string& key) { return raw->SyncReplicaSet(key); });
   controller_options.name = "statefulset";
+  controller_options.thread_name = "sts";
   self->statefulset_controller_ = std::make_unique<runtime::Controller>(
       controller_options, *self->statefulset_queue_,
       [raw](const std::string& key) { return raw->SyncStatefulSet(key); });
