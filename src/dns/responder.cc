@@ -11,6 +11,20 @@ namespace {
 constexpr std::size_t kHeaderBytes = 12;
 constexpr std::size_t kMaxTcpMessage = 65535;
 
+// The answer to a packet that is not a query we answer: nothing (dropped), FORMERR or NOTIMP.
+std::vector<std::uint8_t> RefusalOf(const Decoded& decoded) {
+  switch (decoded.outcome) {
+    case DecodeOutcome::kFormErr:
+      return EncodeError(decoded.query, Rcode::kFormErr);
+    case DecodeOutcome::kNotImp:
+      return EncodeError(decoded.query, Rcode::kNotImp);
+    case DecodeOutcome::kDrop:
+    case DecodeOutcome::kQuery:
+      break;
+  }
+  return {};
+}
+
 std::size_t MaxSize(const Query& query, bool tcp, const ResponderOptions& options) {
   return tcp ? kMaxTcpMessage : MaxUdpResponse(query, options.udp_payload);
 }
@@ -59,16 +73,7 @@ std::string CacheKey(const Query& query, std::size_t max_size) {
 std::vector<std::uint8_t> Respond(const Zone& zone, std::span<const std::uint8_t> packet, bool tcp,
                                   const ResponderOptions& options) {
   const Decoded decoded = DecodeQuery(packet);
-  switch (decoded.outcome) {
-    case DecodeOutcome::kDrop:
-      return {};
-    case DecodeOutcome::kFormErr:
-      return EncodeError(decoded.query, Rcode::kFormErr);
-    case DecodeOutcome::kNotImp:
-      return EncodeError(decoded.query, Rcode::kNotImp);
-    case DecodeOutcome::kQuery:
-      break;
-  }
+  if (decoded.outcome != DecodeOutcome::kQuery) return RefusalOf(decoded);
   const Query& query = decoded.query;
   std::vector<std::uint8_t> response = EncodeResponse(
       query, AnswerFor(zone, query, options), MaxSize(query, tcp, options), options.udp_payload);
@@ -78,16 +83,7 @@ std::vector<std::uint8_t> Respond(const Zone& zone, std::span<const std::uint8_t
 
 std::vector<std::uint8_t> RespondNotReady(std::span<const std::uint8_t> packet) {
   const Decoded decoded = DecodeQuery(packet);
-  switch (decoded.outcome) {
-    case DecodeOutcome::kDrop:
-      return {};
-    case DecodeOutcome::kFormErr:
-      return EncodeError(decoded.query, Rcode::kFormErr);
-    case DecodeOutcome::kNotImp:
-      return EncodeError(decoded.query, Rcode::kNotImp);
-    case DecodeOutcome::kQuery:
-      break;
-  }
+  if (decoded.outcome != DecodeOutcome::kQuery) return RefusalOf(decoded);
   return EncodeError(decoded.query, Rcode::kServFail);
 }
 

@@ -1219,6 +1219,27 @@ std::vector<model::Pod> RandomPods(std::mt19937& rng, int count) {
   return pods;
 }
 
+// Some pods change readiness or address, some go, some come: up to `most` of them.
+void ChangeSomePods(std::mt19937& rng, int most, std::vector<model::Pod>& pods) {
+  const std::vector<model::Pod> fresh = RandomPods(rng, 1 + static_cast<int>(rng() % most));
+  for (const model::Pod& pod : fresh) {
+    const std::size_t victim = rng() % pods.size();
+    switch (rng() % 3) {
+      case 0:
+        pods[victim] = pod;
+        break;
+      case 1:
+        pods.erase(pods.begin() + static_cast<std::ptrdiff_t>(victim));
+        break;
+      default:
+        pods.push_back(pod);
+    }
+    if (pods.empty()) {
+      pods.push_back(pod);
+    }
+  }
+}
+
 // With slice_capacity, each group holds the same endpoints as without, cut into full runs of that
 // capacity and a shorter last one; nothing else about the desired state changes.
 TEST(PodSourceTest, SliceCapacityCutsTheSameEndpointsIntoRuns) {
@@ -1317,24 +1338,7 @@ TEST(PodSourceTest, PlansFromRunsEqualPlansFromOneVector) {
         return;
       }
       testing::ApplyPlan(want, stored);
-      // Some pods change readiness or address, some go, some come.
-      const std::vector<model::Pod> fresh = RandomPods(rng, 1 + static_cast<int>(rng() % 30));
-      for (const model::Pod& pod : fresh) {
-        const std::size_t victim = rng() % pods.size();
-        switch (rng() % 3) {
-          case 0:
-            pods[victim] = pod;
-            break;
-          case 1:
-            pods.erase(pods.begin() + static_cast<std::ptrdiff_t>(victim));
-            break;
-          default:
-            pods.push_back(pod);
-        }
-        if (pods.empty()) {
-          pods.push_back(pod);
-        }
-      }
+      ChangeSomePods(rng, 30, pods);
     }
   }
 }
@@ -1530,26 +1534,10 @@ TEST(PodSourceTest, HeldSlicesPlanAsIfBuilt) {
         EXPECT_TRUE(settled_plan.empty());
       }
 
-      // Some pods change readiness or address, some go, some come; other writers meddle.
-      const std::vector<model::Pod> fresh = RandomPods(rng, 1 + static_cast<int>(rng() % 20));
-      for (const model::Pod& pod : fresh) {
-        const std::size_t victim = rng() % pods.size();
-        switch (rng() % 4) {
-          case 0:
-            pods[victim] = pod;
-            break;
-          case 1:
-            pods.erase(pods.begin() + static_cast<std::ptrdiff_t>(victim));
-            break;
-          case 2:
-            pods.push_back(pod);
-            break;
-          default:
-            break;  // only the stored slices change
-        }
-        if (pods.empty()) {
-          pods.push_back(pod);
-        }
+      // Some pods change readiness or address, some go, some come (or none do); other writers
+      // meddle with the stored slices.
+      if (rng() % 3 != 0) {
+        ChangeSomePods(rng, 20, pods);
       }
       for (std::size_t n = rng() % 4; n > 0; --n) {
         DisturbStoredSlices(rng, stored);

@@ -12,11 +12,10 @@
 #include "slicewright/mcs/identity.h"
 #include "slicewright/model/mcs.h"
 
-#include "apiserver/api/embedded_crds.h"
-#include "apiserver/rest/serve.h"
 #include "controllers/mcs/agent.h"
 #include "controllers/mcs/kinds.h"
 #include "fakes/loopback.h"
+#include "fakes/loopback_api_server.h"
 
 // The agent's own cluster's IP families, against the embedded API server as member and broker:
 // learned from the API server when --mcs-cluster-ip-families is not given, else the flag's; an
@@ -25,32 +24,13 @@
 namespace slicewright::controllers::mcs {
 namespace {
 
+using test_support::CreateNamespace;
 using test_support::Eventually;
 using test_support::LoopbackClient;
+using test_support::StartLoopbackApiServer;
 using test_support::TempDir;
 
 constexpr char kNamespace[] = "mcs-families";
-
-std::unique_ptr<apiserver::RunningApiServer> StartWithMcsCrds(const std::string& data_dir) {
-  apiserver::ServeOptions options;
-  options.listen = "127.0.0.1:0";
-  options.data_dir = data_dir;
-  options.io_threads = 2;
-  options.crds = apiserver::McsCrdManifests();
-  auto started = apiserver::RunningApiServer::Start(std::move(options));
-  if (!started.ok()) {
-    ADD_FAILURE() << started.status().ToString();
-    return nullptr;
-  }
-  return std::move(started).value();
-}
-
-Status CreateNamespace(client::RestClient& client, const std::string& name) {
-  return client
-      .Create(client::NamespacesResource(), "",
-              R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + name + R"("}})")
-      .status();
-}
 
 const model::Condition* FindCondition(const std::vector<model::Condition>& conditions,
                                       std::string_view type) {
@@ -63,8 +43,8 @@ const model::Condition* FindCondition(const std::vector<model::Condition>& condi
 class AgentFamiliesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    member_server_ = StartWithMcsCrds(member_dir_.path());
-    broker_server_ = StartWithMcsCrds(broker_dir_.path());
+    member_server_ = StartLoopbackApiServer(member_dir_.path(), /*mcs_crds=*/true);
+    broker_server_ = StartLoopbackApiServer(broker_dir_.path(), /*mcs_crds=*/true);
     ASSERT_NE(member_server_, nullptr);
     ASSERT_NE(broker_server_, nullptr);
     member_ = LoopbackClient(member_server_->port());

@@ -19,11 +19,10 @@
 #include "slicewright/model/mcs.h"
 #include "slicewright/model/well_known.h"
 
-#include "apiserver/api/embedded_crds.h"
-#include "apiserver/rest/serve.h"
 #include "controllers/mcs/agent.h"
 #include "controllers/mcs/kinds.h"
 #include "fakes/loopback.h"
+#include "fakes/loopback_api_server.h"
 
 // Two members' agents and a broker. How many API writes one new export costs across them
 // (docs/performance.md, "Multi-Cluster Services"): counted by verb, cluster and resource from
@@ -33,32 +32,13 @@
 namespace slicewright::controllers::mcs {
 namespace {
 
+using test_support::CreateNamespace;
 using test_support::Eventually;
 using test_support::LoopbackClient;
+using test_support::StartLoopbackApiServer;
 using test_support::TempDir;
 
 constexpr char kNamespace[] = "mcs-writes";
-
-std::unique_ptr<apiserver::RunningApiServer> StartWithMcsCrds(const std::string& data_dir) {
-  apiserver::ServeOptions options;
-  options.listen = "127.0.0.1:0";
-  options.data_dir = data_dir;
-  options.io_threads = 2;
-  options.crds = apiserver::McsCrdManifests();
-  auto started = apiserver::RunningApiServer::Start(std::move(options));
-  if (!started.ok()) {
-    ADD_FAILURE() << started.status().ToString();
-    return nullptr;
-  }
-  return std::move(started).value();
-}
-
-Status CreateNamespace(client::RestClient& client, const std::string& name) {
-  return client
-      .Create(client::NamespacesResource(), "",
-              R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + name + R"("}})")
-      .status();
-}
 
 std::string LabelOf(const model::ObjectMeta& meta, std::string_view key) {
   const auto it = meta.labels.find(key);
@@ -127,14 +107,14 @@ class AgentWritesTest : public ::testing::Test {
   };
 
   void SetUp() override {
-    broker_server_ = StartWithMcsCrds(broker_dir_.path());
+    broker_server_ = StartLoopbackApiServer(broker_dir_.path(), /*mcs_crds=*/true);
     ASSERT_NE(broker_server_, nullptr);
     broker_ = LoopbackClient(broker_server_->port());
     ASSERT_TRUE(CreateNamespace(*broker_, std::string(model::kDefaultBrokerNamespace)).ok());
     for (const char* id : {"cluster-1", "cluster-2"}) {
       auto member = std::make_unique<Member>();
       member->id = id;
-      member->server = StartWithMcsCrds(member->dir.path());
+      member->server = StartLoopbackApiServer(member->dir.path(), /*mcs_crds=*/true);
       ASSERT_NE(member->server, nullptr);
       member->client = LoopbackClient(member->server->port());
       ASSERT_TRUE(CreateNamespace(*member->client, kNamespace).ok());
