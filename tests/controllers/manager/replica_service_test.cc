@@ -22,6 +22,7 @@
 #include "apiserver/api/embedded_crds.h"
 #include "apiserver/rest/serve.h"
 #include "controllers/manager/manager.h"
+#include "dns/udp_query.h"
 #include "dns/wire.h"
 #include "fakes/loopback.h"
 
@@ -29,41 +30,17 @@ namespace slicewright::controllers {
 namespace {
 
 using test_support::Eventually;
+using test_support::LoopbackAddress;
+using test_support::PortOf;
 
-sockaddr_in Loopback(std::uint16_t port) {
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return address;
-}
-
-// The rcode and A records of one UDP query to 127.0.0.1:`port` ("no answer" after 2 s).
 std::string AskA(std::uint16_t port, const std::string& name) {
-  const std::vector<std::uint8_t> query = dns::EncodeQuery(9, name, 1, 1232);
-  const int fd = socket(AF_INET, SOCK_DGRAM, 0);
-  sockaddr_in to = Loopback(port);
-  connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to));  // NOLINT: the sockets API's type
-  send(fd, query.data(), query.size(), 0);
-  pollfd p{fd, POLLIN, 0};
-  std::string rendered = "no answer";
-  if (poll(&p, 1, 2000) == 1) {
-    std::vector<std::uint8_t> buffer(65535);
-    const ssize_t n = recv(fd, buffer.data(), buffer.size(), 0);
-    if (n > 0) {
-      buffer.resize(static_cast<std::size_t>(n));
-      Result<dns::DecodedResponse> decoded = dns::DecodeResponse(buffer);
-      rendered = decoded.ok() ? dns::Render(decoded->answer) : decoded.status().ToString();
-    }
-  }
-  close(fd);
-  return rendered;
+  return test_support::AskUdp(port, name, /*type=A*/ 1);
 }
 
 // The status code of GET `path` on 127.0.0.1:`port` (0 when nothing answers).
 int HttpStatus(std::uint16_t port, const std::string& path) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in to = Loopback(port);
+  sockaddr_in to = LoopbackAddress(port);
   int status = 0;
   if (connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) == 0) {  // NOLINT: as above
     const std::string request = "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
@@ -80,10 +57,6 @@ int HttpStatus(std::uint16_t port, const std::string& path) {
   }
   close(fd);
   return status;
-}
-
-std::uint16_t PortOf(const std::string& address) {
-  return static_cast<std::uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)));
 }
 
 // The resourceVersions of everything in `resource` (all namespaces), to see that nothing changed.

@@ -12,16 +12,12 @@
 #include <utility>
 #include <vector>
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "apiserver/api/embedded_crds.h"
 #include "apiserver/rest/serve.h"
 #include "controllers/mcs/kinds.h"
+#include "dns/udp_query.h"
 #include "dns/wire.h"
 #include "fakes/loopback.h"
 
@@ -29,38 +25,13 @@ namespace slicewright::controllers::mcs {
 namespace {
 
 using test_support::Eventually;
+using test_support::PortOf;
 
 constexpr std::uint16_t kA = 1;
 constexpr std::uint16_t kTxt = 16;
 
-// One query over UDP to 127.0.0.1:`port`, rendered as dns::Render does ("NOERROR aa\nanswer:
-// ..."); "no answer" when nothing comes back within 2 s.
 std::string Ask(std::uint16_t port, const std::string& name, std::uint16_t type) {
-  const std::vector<std::uint8_t> query = dns::EncodeQuery(7, name, type, 1232);
-  const int fd = socket(AF_INET, SOCK_DGRAM, 0);
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(port);
-  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to));  // NOLINT: the sockets API's type
-  send(fd, query.data(), query.size(), 0);
-  pollfd p{fd, POLLIN, 0};
-  std::string rendered = "no answer";
-  if (poll(&p, 1, 2000) == 1) {
-    std::vector<std::uint8_t> buffer(65535);
-    const ssize_t n = recv(fd, buffer.data(), buffer.size(), 0);
-    if (n > 0) {
-      buffer.resize(static_cast<std::size_t>(n));
-      Result<dns::DecodedResponse> decoded = dns::DecodeResponse(buffer);
-      rendered = decoded.ok() ? dns::Render(decoded->answer) : decoded.status().ToString();
-    }
-  }
-  close(fd);
-  return rendered;
-}
-
-std::uint16_t PortOf(const std::string& address) {
-  return static_cast<std::uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)));
+  return test_support::AskUdp(port, name, type);
 }
 
 class DnsServiceTest : public ::testing::Test {
