@@ -16,6 +16,7 @@
 
 #include "apiserver/rest/serve.h"
 #include "fakes/loopback.h"
+#include "fakes/loopback_api_server.h"
 
 namespace slicewright::dns {
 namespace {
@@ -42,18 +43,9 @@ std::string SliceJson(bool second_ready) {
 class FeedTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    apiserver::ServeOptions options;
-    options.listen = "127.0.0.1:0";
-    options.data_dir = dir_.path();
-    options.crds = apiserver::McsCrdManifests();
-    auto started = apiserver::RunningApiServer::Start(std::move(options));
-    ASSERT_TRUE(started.ok()) << started.status().ToString();
-    server_ = std::move(started).value();
+    server_ = test_support::StartLoopbackApiServer(dir_.path(), /*mcs_crds=*/true);
     client_ = test_support::LoopbackClient(server_->port());
-    ASSERT_TRUE(client_
-                    ->Create(client::NamespacesResource(), "",
-                             R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"ns"}})")
-                    .ok());
+    ASSERT_TRUE(test_support::CreateNamespace(*client_, "ns").ok());
     informers_ = std::make_unique<cache::InformerFactory>(*client_);
     auto& imports = informers_->For(cache::MakeKind(
         ServiceImports(), codec::DecodeServiceImportList, codec::DecodeServiceImportWatchEvent));

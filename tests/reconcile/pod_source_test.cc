@@ -1219,6 +1219,19 @@ std::vector<model::Pod> RandomPods(std::mt19937& rng, int count) {
   return pods;
 }
 
+// `got` makes the writes `want` makes, and says the same of them.
+void ExpectSamePlan(const Plan& got, const Plan& want) {
+  ASSERT_EQ(got.actions.size(), want.actions.size());
+  for (std::size_t a = 0; a < want.actions.size(); ++a) {
+    EXPECT_EQ(got.actions[a].operation, want.actions[a].operation);
+    EXPECT_EQ(got.actions[a].slice, want.actions[a].slice);
+  }
+  EXPECT_EQ(got.unchanged, want.unchanged);
+  EXPECT_EQ(got.stats.groups, want.stats.groups);
+  EXPECT_EQ(got.stats.per_address_type, want.stats.per_address_type);
+  EXPECT_EQ(got.diagnostics, want.diagnostics);
+}
+
 // Some pods change readiness or address, some go, some come: up to `most` of them.
 void ChangeSomePods(std::mt19937& rng, int most, std::vector<model::Pod>& pods) {
   const std::vector<model::Pod> fresh = RandomPods(rng, 1 + static_cast<int>(rng() % most));
@@ -1324,16 +1337,8 @@ TEST(PodSourceTest, PlansFromRunsEqualPlansFromOneVector) {
       const Plan copied = PlanSlices(lent, stored, options);
       const Plan moved =
           PlanSlices(DesiredFromService(service, pointers, nodes, cut), stored, options);
-      for (const Plan* got : {&copied, &moved}) {
-        ASSERT_EQ(got->actions.size(), want.actions.size());
-        for (std::size_t a = 0; a < want.actions.size(); ++a) {
-          EXPECT_EQ(got->actions[a].operation, want.actions[a].operation);
-          EXPECT_EQ(got->actions[a].slice, want.actions[a].slice);
-        }
-        EXPECT_EQ(got->unchanged, want.unchanged);
-        EXPECT_EQ(got->stats.groups, want.stats.groups);
-        EXPECT_EQ(got->stats.per_address_type, want.stats.per_address_type);
-      }
+      ExpectSamePlan(copied, want);
+      ExpectSamePlan(moved, want);
       if (::testing::Test::HasFailure()) {
         return;
       }
@@ -1484,17 +1489,8 @@ TEST(PodSourceTest, HeldSlicesPlanAsIfBuilt) {
       }
       const Plan lent = PlanSlices(from_pods, stored, options);
       const Plan moved = PlanSlices(std::move(from_compact), stored, options);
-      for (const Plan* got : {&lent, &moved}) {
-        ASSERT_EQ(got->actions.size(), want.actions.size());
-        for (std::size_t a = 0; a < want.actions.size(); ++a) {
-          EXPECT_EQ(got->actions[a].operation, want.actions[a].operation);
-          EXPECT_EQ(got->actions[a].slice, want.actions[a].slice);
-        }
-        EXPECT_EQ(got->unchanged, want.unchanged);
-        EXPECT_EQ(got->stats.groups, want.stats.groups);
-        EXPECT_EQ(got->stats.per_address_type, want.stats.per_address_type);
-        EXPECT_EQ(got->diagnostics, want.diagnostics);
-      }
+      ExpectSamePlan(lent, want);
+      ExpectSamePlan(moved, want);
       if (::testing::Test::HasFailure()) {
         return;
       }

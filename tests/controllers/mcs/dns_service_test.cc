@@ -14,12 +14,12 @@
 
 #include <gtest/gtest.h>
 
-#include "apiserver/api/embedded_crds.h"
 #include "apiserver/rest/serve.h"
 #include "controllers/mcs/kinds.h"
 #include "dns/udp_query.h"
 #include "dns/wire.h"
 #include "fakes/loopback.h"
+#include "fakes/loopback_api_server.h"
 
 namespace slicewright::controllers::mcs {
 namespace {
@@ -37,19 +37,9 @@ std::string Ask(std::uint16_t port, const std::string& name, std::uint16_t type)
 class DnsServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    apiserver::ServeOptions options;
-    options.listen = "127.0.0.1:0";
-    options.data_dir = dir_.path();
-    options.io_threads = 2;
-    options.crds = apiserver::McsCrdManifests();
-    auto started = apiserver::RunningApiServer::Start(std::move(options));
-    ASSERT_TRUE(started.ok()) << started.status().ToString();
-    server_ = std::move(started).value();
+    server_ = test_support::StartLoopbackApiServer(dir_.path(), /*mcs_crds=*/true);
     client_ = test_support::LoopbackClient(server_->port());
-    ASSERT_TRUE(client_
-                    ->Create(client::NamespacesResource(), "",
-                             R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"ns"}})")
-                    .ok());
+    ASSERT_TRUE(test_support::CreateNamespace(*client_, "ns").ok());
     informers_ = std::make_unique<cache::InformerFactory>(*client_);
   }
   void TearDown() override {
