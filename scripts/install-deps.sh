@@ -21,6 +21,9 @@ packages=(
   libldns-dev bind9-dnsutils dnsperf
   # The end-to-end tests (tests/e2e/); kubectl itself is not a Debian package and must be on PATH.
   curl python3 python3-kubernetes python3-yaml
+  # The real-cluster tier (tests/realcluster/): etcd for upstream kube-apiserver (3.4.23, which
+  # the envtest assets accept; they ship no etcd of their own), openssl for its certificates.
+  etcd-server openssl
 )
 packages+=("$@")
 

@@ -20,3 +20,18 @@ sw_build() {
   sw_log "build: cmake --build --preset $preset ${targets[*]}"
   (cd "$SW_ROOT" && cmake --build --preset "$preset" "${targets[@]}")
 }
+
+# sw_envtest_assets: exports KUBEBUILDER_ASSETS (controller-runtime's envtest convention: one folder
+# with kube-apiserver, etcd, kubectl and kube-controller-manager) for the real-cluster tier, from
+# ../shared/envtest/unpack.sh beside the repository when the caller has not set it. Without either
+# the tier's tests are skipped, each saying so in one line.
+sw_envtest_assets() {
+  [[ -z ${KUBEBUILDER_ASSETS:-} ]] || { sw_log "real-cluster tier: KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS"; return 0; }
+  local unpack=$SW_ROOT/../shared/envtest/unpack.sh assets
+  if [[ -x $unpack ]] && assets=$("$unpack") && [[ -n $assets ]]; then
+    export KUBEBUILDER_ASSETS=$assets
+    sw_log "real-cluster tier: KUBEBUILDER_ASSETS=$assets (from $unpack)"
+  else
+    sw_log "real-cluster tier skipped: set KUBEBUILDER_ASSETS to an envtest folder (kube-apiserver, etcd, kubectl, kube-controller-manager), e.g. \$(../shared/envtest/unpack.sh)"
+  fi
+}

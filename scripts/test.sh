@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The README's second command: on a fresh Debian 12 machine, installs the packages, then builds and
 # runs every unit test in the `dev` build and again under ASan+UBSan (`asan`), printing ctest's
-# summary for each. Exits non-zero if any build or test fails.
+# summary for each. Exits non-zero if any build or test fails. The real-cluster tests (upstream
+# kube-apiserver and kube-controller-manager) run in the dev build when KUBEBUILDER_ASSETS names an
+# envtest folder; it is set from ../shared/envtest/unpack.sh when that exists.
 #
 # Usage: scripts/test.sh [PRESET ...]     (default: dev asan; any configure preset with a test preset)
 # A failing dev run does not stop the asan run (the sanitizer often says why); a failed build does.
@@ -13,6 +15,8 @@ presets=("$@")
 ((${#presets[@]} > 0)) || presets=(dev asan)
 
 "$SW_ROOT/scripts/install-deps.sh"
+# The real-cluster tier (label realcluster, dev build only) runs when KUBEBUILDER_ASSETS is set.
+sw_envtest_assets
 
 failed=()
 for preset in "${presets[@]}"; do
