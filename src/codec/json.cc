@@ -803,7 +803,29 @@ Status internal::ReadApiStatus(element object) {
     http_code = 0;
   }
   std::string text = message.empty() ? "the server reported a failure" : std::string(message);
-  return Status(CodeOfApiStatus(reason, http_code), std::move(text));
+  Status status(CodeOfApiStatus(reason, http_code), std::move(text));
+  // details.causes: one per field error of a 422, which a condition or log can name by field.
+  element causes;
+  simdjson::dom::array list;
+  if (object.at_pointer("/details/causes").get(causes) == simdjson::SUCCESS &&
+      causes.get_array().get(list) == simdjson::SUCCESS) {
+    std::vector<StatusCause> read;
+    for (element cause : list) {
+      StatusCause& out = read.emplace_back();
+      std::string_view text_value;
+      if (cause.at_key("reason").get_string().get(text_value) == simdjson::SUCCESS) {
+        out.reason = text_value;
+      }
+      if (cause.at_key("message").get_string().get(text_value) == simdjson::SUCCESS) {
+        out.message = text_value;
+      }
+      if (cause.at_key("field").get_string().get(text_value) == simdjson::SUCCESS) {
+        out.field = text_value;
+      }
+    }
+    status.WithCauses(std::move(read));
+  }
+  return status;
 }
 
 std::optional<WatchEventType> internal::WatchEventTypeFromName(std::string_view name) {

@@ -489,6 +489,30 @@ TEST(StatusResponseTest, MapsReasonCodeAndOtherBodies) {
   EXPECT_FALSE(DecodeStatusResponse(R"({"kind":"Status","code":200})", 200).ok());
 }
 
+// A 422's details.causes (as kube-apiserver sends them) become the Status's causes, so a condition
+// or log line can name the field; causes of the wrong shape are read as far as they go.
+TEST(StatusResponseTest, ReadsFieldCauses) {
+  const Status invalid = DecodeStatusResponse(
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+      R"("message":"Service \"bad\" is invalid: spec.ports[0].port: Invalid value: 70000",)"
+      R"("reason":"Invalid","details":{"name":"bad","kind":"Service","causes":[)"
+      R"({"reason":"FieldValueInvalid","message":"Invalid value: 70000: must be between 1 and)"
+      R"( 65535, inclusive","field":"spec.ports[0].port"},{"reason":"FieldValueRequired"},7]},)"
+      R"("code":422})",
+      422);
+  EXPECT_EQ(invalid.code(), StatusCode::kInvalid);
+  ASSERT_EQ(invalid.causes().size(), 3U);
+  EXPECT_EQ(invalid.causes()[0],
+            (StatusCause{"FieldValueInvalid",
+                         "Invalid value: 70000: must be between 1 and 65535, inclusive",
+                         "spec.ports[0].port"}));
+  EXPECT_EQ(invalid.causes()[1], (StatusCause{"FieldValueRequired", "", ""}));
+  EXPECT_EQ(invalid.causes()[2], StatusCause{});
+  EXPECT_TRUE(DecodeStatusResponse(R"({"kind":"Status","code":422,"details":{"causes":{}}})", 422)
+                  .causes()
+                  .empty());
+}
+
 // Every bad input is kBadRequest with a message naming the document, the object and the path.
 TEST(JsonDecodeTest, RejectsBadInputWithFullMessages) {
   struct Case {

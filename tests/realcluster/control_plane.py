@@ -159,6 +159,7 @@ class Process:
         return self.process.returncode
 
     def kill(self):
+        """SIGKILL (a crash, or a teardown whose state is thrown away), then reaps it."""
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
@@ -367,10 +368,12 @@ class ControlPlane:
         return self
 
     def stop(self):
+        """Kills every process at once (SIGKILL): their state is thrown away, and a graceful
+        kube-apiserver shutdown waits for clients' open connections, seconds for nothing."""
         if self.kubelet is not None:
             self.kubelet.stop()
         for process in reversed(self.processes):
-            process.stop()
+            process.kill()
         self.processes = []
 
     def __enter__(self):
