@@ -77,44 +77,50 @@ std::vector<std::string> IsDNS1035Label(std::string_view value) {
   return errs;
 }
 
-// A field.ErrorList rendered as apimachinery does.
+// A field.ErrorList rendered as apimachinery does, with one metav1.StatusCause per error.
 class Errors final {
  public:
   void Required(std::string_view path, std::string_view detail = "") {
-    errs_.push_back(std::string(path) + ": Required value" +
-                    (detail.empty() ? "" : ": " + std::string(detail)));
+    Push("FieldValueRequired", path,
+         "Required value" + (detail.empty() ? "" : ": " + std::string(detail)));
   }
   void Invalid(std::string_view path, std::string_view value_repr, std::string_view detail) {
-    errs_.push_back(std::string(path) + ": Invalid value: " + std::string(value_repr) + ": " +
-                    std::string(detail));
+    Push("FieldValueInvalid", path,
+         "Invalid value: " + std::string(value_repr) + ": " + std::string(detail));
   }
   void NotSupported(std::string_view path, std::string_view value,
                     const std::vector<std::string>& supported) {
     std::vector<std::string> quoted;
     for (const std::string& s : supported) quoted.push_back(Quote(s));
-    errs_.push_back(std::string(path) + ": Unsupported value: " + Quote(value) +
-                    ": supported values: " + Join(quoted, ", "));
+    Push("FieldValueNotSupported", path,
+         "Unsupported value: " + Quote(value) + ": supported values: " + Join(quoted, ", "));
   }
   void Duplicate(std::string_view path, std::string_view value) {
-    errs_.push_back(std::string(path) + ": Duplicate value: " + Quote(value));
+    Push("FieldValueDuplicate", path, "Duplicate value: " + Quote(value));
   }
   void TooMany(std::string_view path, std::size_t actual, std::size_t max) {
-    errs_.push_back(std::string(path) + ": Too many: " + std::to_string(actual) +
-                    ": must have at most " + std::to_string(max) + " items");
+    Push("FieldValueTooMany", path,
+         "Too many: " + std::to_string(actual) + ": must have at most " + std::to_string(max) +
+             " items");
   }
   void TypeError(std::string_view path, std::string_view expected) {
-    errs_.push_back(std::string(path) + ": Invalid value: " + std::string(expected) +
-                    ": wrong type");
+    Push("FieldValueInvalid", path, "Invalid value: " + std::string(expected) + ": wrong type");
   }
-  // An error already rendered as "field: body".
-  void Raw(std::string error) { errs_.push_back(std::move(error)); }
-  bool empty() const { return errs_.empty(); }
+  // An error already in cause form (a schema's).
+  void Raw(StatusCause cause) { causes_.push_back(std::move(cause)); }
+  bool empty() const { return causes_.empty(); }
   std::string Message() const {
-    return errs_.size() == 1 ? errs_[0] : "[" + Join(errs_, ", ") + "]";
+    std::vector<std::string> errs;
+    for (const StatusCause& c : causes_) errs.push_back(c.field + ": " + c.message);
+    return errs.size() == 1 ? errs[0] : "[" + Join(errs, ", ") + "]";
   }
+  const std::vector<StatusCause>& causes() const { return causes_; }
 
  private:
-  std::vector<std::string> errs_;
+  void Push(std::string_view reason, std::string_view path, std::string body) {
+    causes_.push_back(StatusCause{std::string(reason), std::move(body), std::string(path)});
+  }
+  std::vector<StatusCause> causes_;
 };
 
 void CheckDns1035(Errors& errs, std::string_view path, std::string_view value,
@@ -439,7 +445,7 @@ Result<std::vector<ResourceInfo>> Convert(const json& crd, const json* old) {
       } else {
         const Status refused = compiled.status();
         for (const StatusCause& cause : refused.causes()) {
-          errs.Raw(cause.field + ": " + cause.message);
+          errs.Raw(cause);
         }
       }
     }
@@ -491,6 +497,7 @@ Result<std::vector<ResourceInfo>> Convert(const json& crd, const json* old) {
   ValidateApiApproval(errs, crd, old);
   if (!errs.empty()) {
     Status status = InvalidError(errs.Message());
+    status.WithCauses(errs.causes());
     status.WithObject("customresourcedefinitions/" + name);
     return status;
   }
@@ -603,6 +610,20 @@ json CrdEstablishedStatus(const json& crd, std::chrono::system_clock::time_point
     return {{"conditions", conditions}, {"acceptedNames", accepted}, {"storedVersions", stored}};
   } catch (const json::exception&) {
     return json::object();
+  }
+}
+
+void DefaultCrd(json& crd) {
+  if (!crd.is_object() || !crd["spec"].is_object()) return;
+  json& spec = crd["spec"];
+  if (spec["names"].is_object()) {
+    json& names = spec["names"];
+    const std::string kind = Str(Get(names, "kind"));
+    if (Str(Get(names, "singular")).empty() && !kind.empty()) names["singular"] = ToLower(kind);
+    if (Str(Get(names, "listKind")).empty() && !kind.empty()) names["listKind"] = kind + "List";
+  }
+  if (!spec.contains("conversion") || spec["conversion"].is_null()) {
+    spec["conversion"] = {{"strategy", "None"}};
   }
 }
 

@@ -38,6 +38,10 @@ namespace slicewright::apiserver {
 Result<std::vector<ResourceInfo>> ResourcesFromCrd(const nlohmann::json& crd,
                                                    const nlohmann::json* old = nullptr);
 
+// apiextensions v1's defaults, kept in the stored CRD: names.singular (the kind in lower case),
+// names.listKind (kind + "List") and conversion {strategy: None}. Leaves malformed input alone.
+void DefaultCrd(nlohmann::json& crd);
+
 // apiextensions' IsProtectedCommunityGroup: k8s.io, kubernetes.io and their subdomains.
 bool IsProtectedCrdGroup(std::string_view group);
 
