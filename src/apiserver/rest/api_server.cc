@@ -2604,7 +2604,9 @@ HttpResponse ApiServer::Impl::HandleCreate(HttpRequest& request, const ResourceI
   if (!object.ok()) {
     return StatusResponse(object.status());
   }
-  if (Status decoded = DecodeStrictJson(BodyGroupVersion(info, ri), BodyKind(info, ri), *object);
+  std::vector<std::string> unknown;  // of a built-in kind: pruned as Go's decoder drops them
+  if (Status decoded =
+          DecodeStrictJson(BodyGroupVersion(info, ri), BodyKind(info, ri), *object, &unknown);
       !decoded.ok()) {
     return StatusResponse(decoded);
   }
@@ -2612,7 +2614,9 @@ HttpResponse ApiServer::Impl::HandleCreate(HttpRequest& request, const ResourceI
   if (!field_validation.ok()) {
     return StatusResponse(field_validation.status());
   }
-  const std::vector<std::string> unknown = DecodeCustomResource(info, *object);
+  for (std::string& field : DecodeCustomResource(info, *object)) {
+    unknown.push_back(std::move(field));
+  }
   if (!unknown.empty() && *field_validation == FieldValidation::kStrict) {
     return StatusResponse(StrictBodyError(info, unknown));
   }
@@ -2655,7 +2659,9 @@ HttpResponse ApiServer::Impl::HandleUpdate(HttpRequest& request, const ResourceI
   if (!body.ok()) {
     return StatusResponse(body.status());
   }
-  if (Status decoded = DecodeStrictJson(BodyGroupVersion(info, ri), BodyKind(info, ri), *body);
+  std::vector<std::string> unknown;  // of a built-in kind: pruned as Go's decoder drops them
+  if (Status decoded =
+          DecodeStrictJson(BodyGroupVersion(info, ri), BodyKind(info, ri), *body, &unknown);
       !decoded.ok()) {
     return StatusResponse(decoded);
   }
@@ -2663,7 +2669,9 @@ HttpResponse ApiServer::Impl::HandleUpdate(HttpRequest& request, const ResourceI
   if (!field_validation.ok()) {
     return StatusResponse(field_validation.status());
   }
-  const std::vector<std::string> unknown = DecodeCustomResource(info, *body);
+  for (std::string& field : DecodeCustomResource(info, *body)) {
+    unknown.push_back(std::move(field));
+  }
   if (!unknown.empty() && *field_validation == FieldValidation::kStrict) {
     return StatusResponse(StrictBodyError(info, unknown));
   }
@@ -2776,11 +2784,14 @@ HttpResponse ApiServer::Impl::HandlePatch(HttpRequest& request, const ResourceIn
           return BadRequestError("the patched object is not a JSON object");
         }
         // kube-apiserver decodes the patched object into the Go struct too.
-        SW_RETURN_IF_ERROR(
-            DecodeStrictJson(BodyGroupVersion(info, ri), BodyKind(info, ri), result));
         const std::string patched_json =
             *field_validation == FieldValidation::kStrict ? DumpJson(result) : std::string();
-        unknown = DecodeCustomResource(info, result);
+        unknown.clear();
+        SW_RETURN_IF_ERROR(
+            DecodeStrictJson(BodyGroupVersion(info, ri), BodyKind(info, ri), result, &unknown));
+        for (std::string& field : DecodeCustomResource(info, result)) {
+          unknown.push_back(std::move(field));
+        }
         if (!unknown.empty() && *field_validation == FieldValidation::kStrict) {
           // kube's patcher reports it against the patched object, with no kind or name.
           const std::string body = "Invalid value: " + DumpJson(Json(patched_json)) + ": " +
