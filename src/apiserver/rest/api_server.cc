@@ -2886,6 +2886,18 @@ Result<DeleteOptions> DeleteOptionsFromRequest(const HttpRequest& request) {
 
 }  // namespace
 
+// The resources whose kube-apiserver store answers a DELETE with the deleted object
+// (ReturnDeletedObject: pods, services, serviceaccounts; a namespace's own REST; custom
+// resources); every other one answers a completed deletion with a Status.
+bool ReturnsDeletedObject(const ResourceInfo& info) {
+  if (!info.builtin) {
+    return true;
+  }
+  return info.group.empty() &&
+         (info.resource == "pods" || info.resource == "services" ||
+          info.resource == "serviceaccounts" || info.resource == "namespaces");
+}
+
 HttpResponse ApiServer::Impl::HandleDelete(HttpRequest& request, const ResourceInfo& info,
                                            const RequestInfo& ri) {
   Result<DeleteOptions> options = DeleteOptionsFromRequest(request);
@@ -2915,6 +2927,24 @@ HttpResponse ApiServer::Impl::HandleDelete(HttpRequest& request, const ResourceI
     }
   }
   std::string scratch;
+  if (!pending && !ReturnsDeletedObject(info)) {
+    // kube-apiserver's finalizeDelete: a store without ReturnDeletedObject answers a completed
+    // deletion (a dry run's too) with a Status naming what went, not with the object.
+    Result<Json> gone = ParseJson(deleted->record->json, "deleted object");
+    const Json* metadata = gone.ok() ? Metadata(*gone) : nullptr;
+    Json details = {{"name", ri.name}, {"kind", info.resource}};
+    if (!info.group.empty()) {
+      details["group"] = info.group;
+    }
+    if (metadata != nullptr && metadata->contains("uid")) {
+      details["uid"] = (*metadata)["uid"];
+    }
+    return JsonResponse(200, DumpJson(Json{{"kind", "Status"},
+                                           {"apiVersion", "v1"},
+                                           {"metadata", Json::object()},
+                                           {"status", "Success"},
+                                           {"details", details}}));
+  }
   return ObjectResponse(request, info, pending ? 202 : 200,
                         Served(info, deleted->record->json, scratch));
 }
