@@ -1306,6 +1306,10 @@ Result<StoredObject> ApiServer::Impl::CreateObject(const ResourceInfo& info,
   for (int attempt = 0;; ++attempt) {
     if (generated) {
       object["metadata"]["name"] = generate_name + RandomSuffix();
+      if (IsCoreResource(info, "namespaces")) {
+        // The namespace strategy's Canonicalize labels the name it ends up with.
+        object["metadata"]["labels"]["kubernetes.io/metadata.name"] = object["metadata"]["name"];
+      }
     }
     const std::string name = object["metadata"]["name"].get<std::string>();
     const std::string key = info.Key(namespace_, name);

@@ -206,6 +206,18 @@ const char* kServices = "/api/v1/namespaces/default/services";
 const char* kSlices = "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices";
 
 // The default namespaces exist from the start and survive a restart without being recreated.
+// A namespace created with generateName is labelled with the name it got (kube's Canonicalize),
+// a dry run's too.
+TEST_F(ApiServerTest, GeneratedNamespaceNamesAreLabelled) {
+  for (const char* query : {"", "?dryRun=All"}) {
+    Json created = CallJson("POST", std::string("/api/v1/namespaces") + query,
+                            Json{{"metadata", {{"generateName", "gen-"}}}}, 201);
+    const std::string name = created["metadata"]["name"];
+    EXPECT_TRUE(name.starts_with("gen-") && name.size() == 9) << name;
+    EXPECT_EQ(created["metadata"]["labels"]["kubernetes.io/metadata.name"], name);
+  }
+}
+
 TEST_F(ApiServerTest, CreatesDefaultNamespaces) {
   Json list = Get("/api/v1/namespaces");
   std::vector<std::string> names;
