@@ -92,7 +92,7 @@ KNOWN = {
     "endpoints: create": "Endpoints ports need names when several: not validated here",
     "endpoints: refused, unnamed ports": "Endpoints ports need names when several",
     "endpoints: create without subsets":
-        "no `v1 Endpoints is deprecated in v1.33+` warning here",
+        ("no `v1 Endpoints is deprecated in v1.33+` warning here", ("v1.33", "v1.34", "v1.35")),
     "endpoints: refused, an invalid IP":
         "kube reports the address twice (IsValidIP and its own check) and warns deprecation",
     "endpoints: refused, a loopback IP": "loopback/link-local Endpoints addresses are accepted here",
@@ -163,6 +163,21 @@ KNOWN = {
     "delete: an invalid propagationPolicy": "kube answers 422 with a cause",
     "delete: with a finalizer":
         "ours answers 202 while a deletion waits; kube only with orphanDependents=false",
+    # kube-apiserver 1.26 words these as older apimachinery did: a list value as Go's %#v
+    # ([]string{"a"}; 1.33+ print JSON, as we do), an address outside the range with the range
+    # named (1.34's ServiceCIDR allocator: "the provided network does not match the current
+    # range"), externalTrafficPolicy "may only be set when `type` is 'NodePort' or 'LoadBalancer'".
+    **{name: ("kube-apiserver 1.26's wording (a list value as []string{...}, the range "
+              "message); we follow 1.34", ("v1.26",))
+       for name in ("service: given clusterIPs of both families",
+                    "service: an IPv6 clusterIP alone",
+                    "service: refused, a clusterIP outside the range",
+                    "service: refused, an allocated clusterIP",
+                    "service: refused, clusterIPs without clusterIP",
+                    "service: refused, clusterIPs of one family twice",
+                    "service: refused, externalTrafficPolicy Local on ClusterIP",
+                    "service update: changing clusterIP",
+                    "service update: headless to a clusterIP")},
 }
 
 # Differences another branch is fixing (either outcome passes; a match is reported).
