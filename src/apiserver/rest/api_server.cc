@@ -2913,7 +2913,8 @@ HttpResponse ApiServer::Impl::HandleDelete(HttpRequest& request, const ResourceI
     return StatusResponse(AsServed(info, deleted.status()),
                           {ri.name, info.group, info.resource, info.kind});
   }
-  // 202 while the deletion waits (finalizers, a grace period), as kube-apiserver answers. Decided
+  // 202 while the deletion waits (finalizers, a grace period); kube-apiserver answers 202 only
+  // when orphanDependents=false (docs/design.md lists the difference; clients take both). Decided
   // from the object the delete left, not from a later read: the garbage collector may finish an
   // orphaning deletion before this answer is written.
   bool pending = false;
