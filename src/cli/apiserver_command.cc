@@ -64,6 +64,20 @@ Result<std::vector<apiserver::CrdManifest>> ReadCrdDir(const std::string& dir) {
   return manifests;
 }
 
+std::vector<std::string> SplitCidrList(std::string_view list) {
+  std::vector<std::string> parts;
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    std::string_view part = list.substr(0, comma);
+    while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
+    while (!part.empty() && part.back() == ' ') part.remove_suffix(1);
+    parts.emplace_back(part);
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return parts;
+}
+
 int RunApiServerCommand(const ApiServerCommandOptions& options, std::ostream& out,
                         std::ostream& err) {
   // Blocked before any thread starts, so every thread inherits the mask and only sigwait below
@@ -82,6 +96,7 @@ int RunApiServerCommand(const ApiServerCommandOptions& options, std::ostream& ou
   serve.kubeconfig_path = options.write_kubeconfig;
   serve.history_events = options.history_events;
   serve.io_threads = options.io_threads;
+  serve.api.service_cidrs = SplitCidrList(options.service_cluster_ip_range);
   if (options.mcs_crds) {
     serve.crds = apiserver::McsCrdManifests();
   }
@@ -161,6 +176,10 @@ CommandSpec ApiServerCommand() {
                "ServiceImport, ClusterProperty, ServiceExportRecord) at startup",
        .target = &options->mcs_crds,
        .show_default = false},
+      {.names = "--service-cluster-ip-range",
+       .help = "Service cluster IP ranges: one CIDR (single-stack) or one of each family, comma "
+               "separated (dual-stack; the first is the primary family)",
+       .target = &options->service_cluster_ip_range},
       {.names = "--io-threads",
        .help = "Threads serving connections (0: one per core, at least 2)",
        .target = &options->io_threads,

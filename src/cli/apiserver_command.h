@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "slicewright/base/result.h"
@@ -28,6 +29,8 @@ struct ApiServerCommandOptions {
   std::vector<std::string> crd_dirs;
   // Install the Multi-Cluster Services CRDs compiled into the binary (deploy/mcs/crds).
   bool mcs_crds = false;
+  // kube-apiserver's --service-cluster-ip-range: "CIDR" or "CIDR,CIDR" (one per family).
+  std::string service_cluster_ip_range = "10.96.0.0/12,fd00:10:96::/112";
 };
 
 // The CRD manifests of `dir`: its *.yaml, *.yml and *.json files in name order, except
@@ -41,6 +44,9 @@ Result<std::vector<apiserver::CrdManifest>> ReadCrdDir(const std::string& dir);
 // and only on a loopback address. kInvalid naming the flags: --insecure-http with a non-loopback
 // --listen or with --tls-cert-dir; a malformed --listen.
 Status ApplyTransportFlags(bool insecure_http, apiserver::ServeOptions& serve);
+
+// "10.96.0.0/12,fd00:10:96::/112" as its CIDRs (spaces around each trimmed; "" gives none).
+std::vector<std::string> SplitCidrList(std::string_view list);
 
 // Blocks SIGTERM and SIGINT, serves until one arrives, then shuts down cleanly. Returns the exit
 // code: 0 after a clean shutdown, 1 when the server could not start (the error on `err`).

@@ -77,44 +77,50 @@ std::vector<std::string> IsDNS1035Label(std::string_view value) {
   return errs;
 }
 
-// A field.ErrorList rendered as apimachinery does.
+// A field.ErrorList rendered as apimachinery does, with one metav1.StatusCause per error.
 class Errors final {
  public:
   void Required(std::string_view path, std::string_view detail = "") {
-    errs_.push_back(std::string(path) + ": Required value" +
-                    (detail.empty() ? "" : ": " + std::string(detail)));
+    Push("FieldValueRequired", path,
+         "Required value" + (detail.empty() ? "" : ": " + std::string(detail)));
   }
   void Invalid(std::string_view path, std::string_view value_repr, std::string_view detail) {
-    errs_.push_back(std::string(path) + ": Invalid value: " + std::string(value_repr) + ": " +
-                    std::string(detail));
+    Push("FieldValueInvalid", path,
+         "Invalid value: " + std::string(value_repr) + ": " + std::string(detail));
   }
   void NotSupported(std::string_view path, std::string_view value,
                     const std::vector<std::string>& supported) {
     std::vector<std::string> quoted;
     for (const std::string& s : supported) quoted.push_back(Quote(s));
-    errs_.push_back(std::string(path) + ": Unsupported value: " + Quote(value) +
-                    ": supported values: " + Join(quoted, ", "));
+    Push("FieldValueNotSupported", path,
+         "Unsupported value: " + Quote(value) + ": supported values: " + Join(quoted, ", "));
   }
   void Duplicate(std::string_view path, std::string_view value) {
-    errs_.push_back(std::string(path) + ": Duplicate value: " + Quote(value));
+    Push("FieldValueDuplicate", path, "Duplicate value: " + Quote(value));
   }
   void TooMany(std::string_view path, std::size_t actual, std::size_t max) {
-    errs_.push_back(std::string(path) + ": Too many: " + std::to_string(actual) +
-                    ": must have at most " + std::to_string(max) + " items");
+    Push("FieldValueTooMany", path,
+         "Too many: " + std::to_string(actual) + ": must have at most " + std::to_string(max) +
+             " items");
   }
   void TypeError(std::string_view path, std::string_view expected) {
-    errs_.push_back(std::string(path) + ": Invalid value: " + std::string(expected) +
-                    ": wrong type");
+    Push("FieldValueInvalid", path, "Invalid value: " + std::string(expected) + ": wrong type");
   }
-  // An error already rendered as "field: body".
-  void Raw(std::string error) { errs_.push_back(std::move(error)); }
-  bool empty() const { return errs_.empty(); }
+  // An error already in cause form (a schema's).
+  void Raw(StatusCause cause) { causes_.push_back(std::move(cause)); }
+  bool empty() const { return causes_.empty(); }
   std::string Message() const {
-    return errs_.size() == 1 ? errs_[0] : "[" + Join(errs_, ", ") + "]";
+    std::vector<std::string> errs;
+    for (const StatusCause& c : causes_) errs.push_back(c.field + ": " + c.message);
+    return errs.size() == 1 ? errs[0] : "[" + Join(errs, ", ") + "]";
   }
+  const std::vector<StatusCause>& causes() const { return causes_; }
 
  private:
-  std::vector<std::string> errs_;
+  void Push(std::string_view reason, std::string_view path, std::string body) {
+    causes_.push_back(StatusCause{std::string(reason), std::move(body), std::string(path)});
+  }
+  std::vector<StatusCause> causes_;
 };
 
 void CheckDns1035(Errors& errs, std::string_view path, std::string_view value,
@@ -262,7 +268,123 @@ std::vector<std::string> ReadSelectableFields(Errors& errs, const json& fields,
   return out;
 }
 
-Result<std::vector<ResourceInfo>> Convert(const json& crd) {
+// --- API approval of the protected groups (apiextensions' apihelpers) -------------------------
+
+constexpr std::string_view kApprovalAnnotation = "api-approved.kubernetes.io";
+
+enum class Approval { kInvalid, kApproved, kBypassed, kMissing };
+
+bool IsAlnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+bool IsHex(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+// Go's url.ParseRequestURI(value) succeeding with a scheme and a host, as GetAPIApprovalState asks
+// of an approval URL: "scheme://host[:port][/path][?query]", the scheme a letter then letters,
+// digits, '+', '-' or '.', no control bytes, the host in the characters Go's parser allows there.
+bool IsApprovalUrl(std::string_view value) {
+  for (char c : value) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
+  }
+  const std::size_t colon = value.find(':');
+  if (colon == std::string_view::npos || colon == 0) return false;
+  const std::string_view scheme = value.substr(0, colon);
+  if (!((scheme[0] >= 'a' && scheme[0] <= 'z') || (scheme[0] >= 'A' && scheme[0] <= 'Z'))) {
+    return false;
+  }
+  for (char c : scheme) {
+    if (!IsAlnum(c) && c != '+' && c != '-' && c != '.') return false;
+  }
+  std::string_view rest = value.substr(colon + 1);
+  if (!rest.starts_with("//")) return false;  // opaque ("mailto:x"): no host
+  rest.remove_prefix(2);
+  std::string_view authority = rest.substr(0, rest.find_first_of("/?"));
+  if (const std::size_t at = authority.rfind('@'); at != std::string_view::npos) {
+    for (char c : authority.substr(0, at)) {
+      if (!IsAlnum(c) && std::string_view("-._:~!$&'()*+,;=%@").find(c) == std::string_view::npos) {
+        return false;
+      }
+    }
+    authority.remove_prefix(at + 1);
+  }
+  std::string_view host = authority;
+  if (host.starts_with('[')) {
+    const std::size_t close = host.find(']');
+    if (close == std::string_view::npos) return false;
+    const std::string_view port = host.substr(close + 1);
+    if (!port.empty() && port[0] != ':') return false;
+    for (char c : port.substr(port.empty() ? 0 : 1)) {
+      if (c < '0' || c > '9') return false;
+    }
+    return close > 1;
+  }
+  if (const std::size_t port_at = host.rfind(':'); port_at != std::string_view::npos) {
+    for (char c : host.substr(port_at + 1)) {
+      if (c < '0' || c > '9') return false;
+    }
+    host = host.substr(0, port_at);
+  }
+  if (host.empty()) return false;
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    const char c = host[i];
+    if (static_cast<unsigned char>(c) >= 0x80 || IsAlnum(c) ||
+        std::string_view("-_.~!$&'()*+,;=[]<>\"").find(c) != std::string_view::npos) {
+      continue;
+    }
+    if (c == '%' && i + 2 < host.size() && IsHex(host[i + 1]) && IsHex(host[i + 2])) {
+      i += 2;
+      continue;
+    }
+    return false;
+  }
+  return true;
+}
+
+std::pair<Approval, std::string> ApprovalState(const json& crd) {
+  const std::string value =
+      Str(Get(Get(Get(crd, "metadata"), "annotations"), std::string(kApprovalAnnotation)));
+  if (value.empty()) {
+    return {Approval::kMissing, "protected groups must have approval annotation \"" +
+                                    std::string(kApprovalAnnotation) +
+                                    "\", see https://github.com/kubernetes/enhancements/pull/1111"};
+  }
+  if (value.starts_with("unapproved")) {
+    return {Approval::kBypassed, "not approved: " + Quote(value)};
+  }
+  if (IsApprovalUrl(value)) {
+    return {Approval::kApproved, "approved in " + value};
+  }
+  return {Approval::kInvalid, "protected groups must have approval annotation \"" +
+                                  std::string(kApprovalAnnotation) +
+                                  "\" with either a URL or a reason starting with \"unapproved\", "
+                                  "see https://github.com/kubernetes/enhancements/pull/1111"};
+}
+
+void ValidateApiApproval(Errors& errs, const json& crd, const json* old) {
+  if (!IsProtectedCrdGroup(Str(Get(Get(crd, "spec"), "group")))) return;
+  const auto [state, reason] = ApprovalState(crd);
+  if (old != nullptr && ApprovalState(*old).first == state) return;
+  const std::string path = "metadata.annotations[" + std::string(kApprovalAnnotation) + "]";
+  switch (state) {
+    case Approval::kMissing:
+      errs.Required(path, reason);
+      return;
+    case Approval::kInvalid:
+      errs.Invalid(path,
+                   Quote(Str(Get(Get(Get(crd, "metadata"), "annotations"),
+                                 std::string(kApprovalAnnotation)))),
+                   reason);
+      return;
+    case Approval::kApproved:
+    case Approval::kBypassed:
+      return;
+  }
+}
+
+Result<std::vector<ResourceInfo>> Convert(const json& crd, const json* old) {
   if (!crd.is_object()) return BadRequestError("a CustomResourceDefinition must be a JSON object");
   Errors errs;
   const json& spec = Get(crd, "spec");
@@ -323,7 +445,7 @@ Result<std::vector<ResourceInfo>> Convert(const json& crd) {
       } else {
         const Status refused = compiled.status();
         for (const StatusCause& cause : refused.causes()) {
-          errs.Raw(cause.field + ": " + cause.message);
+          errs.Raw(cause);
         }
       }
     }
@@ -372,8 +494,10 @@ Result<std::vector<ResourceInfo>> Convert(const json& crd) {
                  "must have exactly one version marked as storage version");
   }
   ValidateNames(errs, names, "spec.names");
+  ValidateApiApproval(errs, crd, old);
   if (!errs.empty()) {
     Status status = InvalidError(errs.Message());
+    status.WithCauses(errs.causes());
     status.WithObject("customresourcedefinitions/" + name);
     return status;
   }
@@ -400,9 +524,40 @@ json ConditionTrue(const json& existing, std::string_view type, std::string_view
 
 }  // namespace
 
-Result<std::vector<ResourceInfo>> ResourcesFromCrd(const json& crd) {
+bool IsProtectedCrdGroup(std::string_view group) {
+  return group == "k8s.io" || group.ends_with(".k8s.io") || group == "kubernetes.io" ||
+         group.ends_with(".kubernetes.io");
+}
+
+json CrdApprovalCondition(const json& crd) {
+  if (!IsProtectedCrdGroup(Str(Get(Get(crd, "spec"), "group")))) return json();
+  const auto [state, reason] = ApprovalState(crd);
+  std::string status = "False";
+  std::string why;
+  switch (state) {
+    case Approval::kApproved:
+      status = "True";
+      why = "ApprovedAnnotation";
+      break;
+    case Approval::kBypassed:
+      why = "UnapprovedAnnotation";
+      break;
+    case Approval::kMissing:
+      why = "MissingAnnotation";
+      break;
+    case Approval::kInvalid:
+      why = "InvalidAnnotation";
+      break;
+  }
+  return {{"type", "KubernetesAPIApprovalPolicyConformant"},
+          {"status", status},
+          {"reason", why},
+          {"message", reason}};
+}
+
+Result<std::vector<ResourceInfo>> ResourcesFromCrd(const json& crd, const json* old) {
   try {
-    return Convert(crd);
+    return Convert(crd, old);
   } catch (const json::exception& e) {
     return InvalidError(std::string("malformed CustomResourceDefinition: ") + e.what());
   }
@@ -438,9 +593,37 @@ json CrdEstablishedStatus(const json& crd, std::chrono::system_clock::time_point
         {ConditionTrue(old_conditions, "NamesAccepted", "NoConflicts", "no conflicts found", when),
          ConditionTrue(old_conditions, "Established", "InitialNamesAccepted",
                        "the initial names have been accepted", when)});
+    if (json approval = CrdApprovalCondition(crd); !approval.is_null()) {
+      // Its transition time moves only when its status does (apihelpers.SetCRDCondition).
+      approval["lastTransitionTime"] = when;
+      if (old_conditions.is_array()) {
+        for (const json& c : old_conditions) {
+          if (Str(Get(c, "type")) == Str(approval["type"]) &&
+              Str(Get(c, "status")) == Str(approval["status"]) &&
+              Get(c, "lastTransitionTime").is_string()) {
+            approval["lastTransitionTime"] = c["lastTransitionTime"];
+          }
+        }
+      }
+      conditions.push_back(std::move(approval));
+    }
     return {{"conditions", conditions}, {"acceptedNames", accepted}, {"storedVersions", stored}};
   } catch (const json::exception&) {
     return json::object();
+  }
+}
+
+void DefaultCrd(json& crd) {
+  if (!crd.is_object() || !crd["spec"].is_object()) return;
+  json& spec = crd["spec"];
+  if (spec["names"].is_object()) {
+    json& names = spec["names"];
+    const std::string kind = Str(Get(names, "kind"));
+    if (Str(Get(names, "singular")).empty() && !kind.empty()) names["singular"] = ToLower(kind);
+    if (Str(Get(names, "listKind")).empty() && !kind.empty()) names["listKind"] = kind + "List";
+  }
+  if (!spec.contains("conversion") || spec["conversion"].is_null()) {
+    spec["conversion"] = {{"strategy", "None"}};
   }
 }
 

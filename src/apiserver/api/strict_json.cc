@@ -371,6 +371,10 @@ std::string QuantityError(std::string_view text) {
 // and the walk goes on; an error from a type's own UnmarshalJSON (times, IntOrString) ends it.
 class Walker final {
  public:
+  // `unknown`, when set, collects the paths of fields the Go type does not have (which are
+  // pruned), as the strict decoder names them ("spec.ports[0].bogus").
+  explicit Walker(std::vector<std::string>* unknown) : unknown_(unknown) {}
+
   // Returns the error text, empty when the body decodes.
   std::string Run(const Message& type, json& object) {
     WalkObject(type, object, /*top=*/true);
@@ -430,21 +434,40 @@ class Walker final {
     return nullptr;
   }
 
+  std::string Path(std::string_view key) const {
+    std::string out;
+    for (const std::string& part : path_) {
+      out += (out.empty() || part.front() == '[' ? "" : ".") + part;
+    }
+    return out + (out.empty() ? "" : ".") + std::string(key);
+  }
+
   void WalkObject(const Message& type, json& object, bool top) {
+    std::vector<std::string> pruned;
     for (auto it = object.begin(); it != object.end() && abort_.empty(); ++it) {
       if (top && (it.key() == "apiVersion" || it.key() == "kind")) {
         continue;  // type meta: read and checked before the object is decoded
       }
       const Field* field = FindField(type, it.key());
       if (field == nullptr) {
-        continue;  // unknown fields: Go drops them (fieldValidation aside)
+        // Unknown fields: Go drops them; fieldValidation decides what that costs.
+        if (unknown_ != nullptr) {
+          unknown_->push_back(Path(it.key()));
+          pruned.push_back(it.key());
+        }
+        continue;
       }
       const std::string_view saved_struct = struct_name_;
       struct_name_ = type.name;
       stack_.push_back(field->json_name);
+      path_.push_back(std::string(field->json_name));
       WalkField(*field, it.value());
+      path_.pop_back();
       stack_.pop_back();
       struct_name_ = saved_struct;
+    }
+    for (const std::string& key : pruned) {
+      object.erase(key);
     }
   }
 
@@ -457,8 +480,10 @@ class Walker final {
         Save(TypeError(JsonKind(value), field.go_type, true));
         return;
       }
-      for (json& element : value) {
-        WalkValue(field.kind, field.message, field.elem_go_type, element);
+      for (std::size_t i = 0; i < value.size(); ++i) {
+        path_.push_back("[" + std::to_string(i) + "]");
+        WalkValue(field.kind, field.message, field.elem_go_type, value[i]);
+        path_.pop_back();
         if (!abort_.empty()) {
           return;
         }
@@ -621,6 +646,8 @@ class Walker final {
     }
   }
 
+  std::vector<std::string>* unknown_;    // where unknown fields' paths go (null: left alone)
+  std::vector<std::string> path_;        // the JSON path from the top, list indices included
   std::vector<std::string_view> stack_;  // JSON names from the top (errorContext.FieldStack)
   std::string_view struct_name_;         // the innermost struct's name (errorContext.Struct)
   std::string first_;                    // the first type error (decodeState.savedError)
@@ -629,7 +656,8 @@ class Walker final {
 
 }  // namespace
 
-Status DecodeStrictJson(std::string_view api_version, std::string_view kind, json& object) {
+Status DecodeStrictJson(std::string_view api_version, std::string_view kind, json& object,
+                        std::vector<std::string>* unknown) {
   const Message* type = gotypes::FindKind(api_version, kind);
   if (type == nullptr || !object.is_object()) {
     return Status::Ok();
@@ -642,7 +670,7 @@ Status DecodeStrictJson(std::string_view api_version, std::string_view kind, jso
   if (names_other("apiVersion", api_version) || names_other("kind", kind)) {
     return Status::Ok();
   }
-  Walker walker;
+  Walker walker(unknown);
   const std::string error = walker.Run(*type, object);
   if (error.empty()) {
     return Status::Ok();

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,14 +20,16 @@ namespace slicewright::apiserver {
 // e.g. `json: cannot unmarshal string into Go struct field ServicePort.spec.ports.port of type
 // int32` or `parsing time "x" as "2006-01-02T15:04:05Z07:00": cannot parse "x" as "2006"`.
 // Valid times are rewritten as Go re-encodes them: Time in UTC RFC 3339 seconds, MicroTime in UTC
-// with six fraction digits, the zero time as null. Unknown fields and nulls are left alone;
+// with six fraction digits, the zero time as null. Nulls are left alone; unknown fields too,
+// unless `unknown` is given: then they are pruned, as the Go decoder drops them, and their paths
+// appended there as the strict decoder names them ("spec.ports[0].bogus"), for fieldValidation;
 // kinds that are not built in (custom resources), and bodies whose apiVersion or kind name another
 // type (the type meta checks refuse those), pass unchecked.
 // Known approximations: keys are walked in sorted order, so when several type errors exist the one
 // named may not be the first in the body; a float literal is quoted as nlohmann prints it
 // ("1000.0" where the body said 1e3).
-Status DecodeStrictJson(std::string_view api_version, std::string_view kind,
-                        nlohmann::json& object);
+Status DecodeStrictJson(std::string_view api_version, std::string_view kind, nlohmann::json& object,
+                        std::vector<std::string>* unknown = nullptr);
 
 // Go's time.Parse for the two layouts metav1 uses: kRfc3339Layout ("2006-01-02T15:04:05Z07:00",
 // metav1.Time) and kRfc3339MicroLayout (metav1.MicroTime). On success, `formatted` is the instant

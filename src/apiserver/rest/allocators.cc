@@ -94,8 +94,9 @@ Result<std::string> IpAllocator::Allocate() {
 Status IpAllocator::AllocateSpecific(std::string_view ip) {
   const auto offset = OffsetOf(ip);
   if (!offset) {
+    // kube-apiserver 1.34's (ServiceCIDR allocator) words for an address outside the range.
     return InvalidError("failed to allocate IP " + std::string(ip) +
-                        ": the provided IP is not in the valid range");
+                        ": the provided network does not match the current range");
   }
   MutexLock lock(mu_);
   if (!used_.insert(*offset).second) {

@@ -34,6 +34,7 @@
 #include "apiserver/rest/json_util.h"
 #include "apiserver/rest/objects.h"
 #include "apiserver/rest/request_info.h"
+#include "apiserver/rest/service_ips.h"
 #include "apiserver/rest/watch.h"
 
 namespace slicewright::apiserver {
@@ -276,6 +277,27 @@ bool IsCrdResource(const ResourceInfo& info) {
 
 // --- Impl ------------------------------------------------------------------------------------
 
+// What one create or update of a Service took from the address and port allocators (given back
+// when the write fails) and what it gives up (given back once the write succeeded).
+struct ServiceAllocation {
+  std::vector<std::string> allocated_ips;
+  std::vector<int> allocated_ports;
+  std::vector<std::string> released_ips;
+  std::vector<int> released_ports;
+};
+
+// Finishes a ServiceAllocation when it goes out of scope: a failure unless `success` was set.
+struct ServiceAllocationGuard {
+  ServiceAllocationGuard(ApiServer::Impl& owner, ServiceAllocation& allocation)
+      : impl(owner), txn(allocation) {}
+  ~ServiceAllocationGuard();
+  ServiceAllocationGuard(const ServiceAllocationGuard&) = delete;
+  ServiceAllocationGuard& operator=(const ServiceAllocationGuard&) = delete;
+  ApiServer::Impl& impl;
+  ServiceAllocation& txn;
+  bool success = false;
+};
+
 struct ApiServer::Impl {
   // Keeps the garbage collector's view: which uid lives at which key, and who owns whom. Fed by a
   // storage watch on every key.
@@ -334,8 +356,8 @@ struct ApiServer::Impl {
   std::unique_ptr<Storage> storage;
   ResourceRegistry registry;
   WatchHub hub;
-  std::optional<IpAllocator> ipv4_allocator;
-  std::optional<IpAllocator> ipv6_allocator;
+  // One per served family, the primary (--service-cluster-ip-range's first) first.
+  std::vector<IpAllocator> service_ip_allocators;
   PortAllocator node_ports;
   Mutex rng_mu;
   std::mt19937_64 rng SW_GUARDED_BY(rng_mu);
@@ -374,10 +396,28 @@ struct ApiServer::Impl {
                                     const Mutation& mutate);
   Result<StoredObject> DeleteObject(const ResourceInfo& info, const std::string& namespace_,
                                     const std::string& name, const DeleteOptions& delete_options);
-  Status PrepareForCreate(const ResourceInfo& info, Json& object);
+  // `txn`: a Service's allocation, for the caller to finish (FinishServiceAllocation).
+  Status PrepareForCreate(const ResourceInfo& info, Json& object, ServiceAllocation& txn);
   Status PrepareForUpdate(const ResourceInfo& info, const Json& old, Json& updated,
-                          bool status_subresource);
-  Status AllocateServiceAddresses(Json& service, const Json* old);
+                          ServiceAllocation& txn, bool status_subresource);
+  // One allocator per --service-cluster-ip-range CIDR; kInvalid for a malformed list.
+  Status InitServiceIpAllocators();
+  // The allocator of `family` ("IPv4", "IPv6"), or null when the cluster does not serve it.
+  IpAllocator* ServiceIpAllocator(std::string_view family);
+  // kube-apiserver's beginCreate / beginUpdate of a Service (service_ips.h, then the addresses
+  // and ports): what it takes and releases goes to `txn`, to be finished once the write succeeded
+  // or failed (FinishServiceAllocation). On error the allocation is already undone.
+  Status AllocateServiceAddresses(Json& service, const Json* old, ServiceAllocation& txn);
+  ServiceIpFamilies ServedIpFamilies() const;
+  Status AllocateServiceIp(const Json& service, std::string_view family, std::string& ip,
+                           ServiceAllocation& txn);
+  Status AllocateClusterIps(Json& service, ServiceAllocation& txn);
+  Status UpdateClusterIps(Json& service, const Json& old, ServiceAllocation& txn);
+  Status AllocateNodePort(const Json& service, std::size_t index, std::int64_t wanted,
+                          ServiceAllocation& txn, std::int64_t* got);
+  Status AllocateNodePorts(Json& service, const Json* old, ServiceAllocation& txn);
+  // Success: what the update released goes back; failure: what it took goes back.
+  void FinishServiceAllocation(ServiceAllocation& txn, bool success);
   void ReleaseServiceAddresses(const Json& service);
   // Removes the stored object as `current`, recording `final_state` (default: as stored) as its
   // last state in the delete event and the answer.
@@ -658,121 +698,293 @@ Status ApiServer::Impl::CheckNamespace(const ResourceInfo& info,
   return Status::Ok();
 }
 
-Status ApiServer::Impl::AllocateServiceAddresses(Json& service, const Json* old) {
-  Json& spec = service["spec"];
-  const std::string type = StringOr(spec, "type", "ClusterIP");
-  if (old != nullptr) {
-    // Values the server allocated survive an update that does not mention them (kubectl apply and
-    // replace omit them), as kube-apiserver's PatchAllocatedValues does.
-    const Json* old_spec = ObjectField(*old, "spec");
-    if (old_spec != nullptr && type != "ExternalName") {
-      for (const char* key : {"clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"}) {
-        if ((!spec.contains(key) || spec[key].is_null() ||
-             (spec[key].is_string() && spec[key].get<std::string>().empty())) &&
-            old_spec->contains(key)) {
-          spec[key] = (*old_spec)[key];
-        }
-      }
-      const Json* old_ports = ArrayField(*old_spec, "ports");
-      Json* ports = ArrayField(spec, "ports");
-      if (old_ports != nullptr && ports != nullptr) {
-        for (Json& port : *ports) {
-          if (!port.is_object() || port.contains("nodePort")) {
-            continue;
-          }
-          for (const Json& old_port : *old_ports) {
-            if (old_port.is_object() && old_port.contains("nodePort") &&
-                old_port.value("port", Json()) == port.value("port", Json()) &&
-                old_port.value("protocol", Json("TCP")) == port.value("protocol", Json("TCP"))) {
-              port["nodePort"] = old_port["nodePort"];
-            }
-          }
-        }
-      }
-      return Status::Ok();
+Status ApiServer::Impl::InitServiceIpAllocators() {
+  const std::vector<std::string>& cidrs = config.service_cidrs;
+  if (cidrs.empty() || cidrs.size() > 2) {
+    return InvalidError("--service-cluster-ip-range: give one CIDR, or two (one per IP family)");
+  }
+  service_ip_allocators.reserve(cidrs.size());
+  for (const std::string& cidr : cidrs) {
+    Result<IpAllocator> allocator = IpAllocator::Create(cidr);
+    if (!allocator.ok()) {
+      return allocator.status().WithContext("--service-cluster-ip-range");
+    }
+    service_ip_allocators.push_back(*allocator);
+  }
+  if (cidrs.size() == 2 && service_ip_allocators[0].family() == service_ip_allocators[1].family()) {
+    return InvalidError("--service-cluster-ip-range: " + cidrs[0] + "," + cidrs[1] +
+                        ": a dual-stack range needs one CIDR of each IP family");
+  }
+  return Status::Ok();
+}
+
+IpAllocator* ApiServer::Impl::ServiceIpAllocator(std::string_view family) {
+  for (IpAllocator& allocator : service_ip_allocators) {
+    if ((allocator.family() == net::IpFamily::kIPv6) == (family == "IPv6") &&
+        (family == "IPv4" || family == "IPv6")) {
+      return &allocator;
     }
   }
-  if (type == "ExternalName") {
+  return nullptr;
+}
+
+ServiceAllocationGuard::~ServiceAllocationGuard() { impl.FinishServiceAllocation(txn, success); }
+
+ServiceIpFamilies ApiServer::Impl::ServedIpFamilies() const {
+  ServiceIpFamilies served;
+  served.primary = service_ip_allocators.front().family() == net::IpFamily::kIPv6 ? "IPv6" : "IPv4";
+  served.dual_stack = service_ip_allocators.size() > 1;
+  return served;
+}
+
+Status ApiServer::Impl::AllocateServiceIp(const Json& service, std::string_view family,
+                                          std::string& ip, ServiceAllocation& txn) {
+  IpAllocator* allocator = ServiceIpAllocator(family);
+  if (allocator == nullptr) {  // InitIpFamilyFields let through only served families
+    return InternalError("failed to allocate a serviceIP: " + std::string(family) +
+                         " is not configured on this cluster");
+  }
+  if (ip.empty()) {
+    Result<std::string> next = allocator->Allocate();
+    if (!next.ok()) {
+      return InternalError("failed to allocate a serviceIP: " +
+                           std::string(next.status().message()));
+    }
+    ip = *next;
+  } else if (Status status = allocator->AllocateSpecific(ip); !status.ok()) {
+    FieldErrors errors;
+    errors.Invalid("spec.clusterIPs", service["spec"]["clusterIPs"], status.message());
+    return errors.ToStatus("Service", StringOr(service["metadata"], "name"));
+  }
+  txn.allocated_ips.push_back(ip);
+  return Status::Ok();
+}
+
+Status ApiServer::Impl::AllocateClusterIps(Json& service, ServiceAllocation& txn) {
+  Json& spec = service["spec"];
+  if (StringOr(spec, "type", "ClusterIP") == "ExternalName") {
     return Status::Ok();
   }
-  std::string policy = StringOr(spec, "ipFamilyPolicy", "SingleStack");
-  std::vector<std::string> families;
-  if (const Json* requested = ArrayField(spec, "ipFamilies")) {
-    for (const Json& family : *requested) {
-      if (family.is_string()) {
-        families.push_back(family.get<std::string>());
-      }
+  Json ips = ArrayField(spec, "clusterIPs") != nullptr ? spec["clusterIPs"] : Json::array();
+  if (!ips.empty() && ips[0] == "None") {
+    return Status::Ok();
+  }
+  const Json* families = ArrayField(spec, "ipFamilies");
+  for (std::size_t i = 0; families != nullptr && i < families->size(); ++i) {
+    if (i >= ips.size()) {
+      ips.push_back("");
     }
+    std::string ip = ips[i].is_string() ? ips[i].get<std::string>() : "";
+    const std::string family = (*families)[i].is_string() ? (*families)[i].get<std::string>() : "";
+    SW_RETURN_IF_ERROR(AllocateServiceIp(service, family, ip, txn));
+    ips[i] = ip;
   }
-  const std::string cluster_ip = StringOr(spec, "clusterIP");
-  if (families.empty()) {
-    const auto parsed = net::ParseIpSloppy(cluster_ip);
-    families.push_back(parsed && parsed->family == net::IpFamily::kIPv6 ? "IPv6" : "IPv4");
-  }
-  if (policy != "SingleStack" && families.size() == 1) {
-    families.push_back(families[0] == "IPv4" ? "IPv6" : "IPv4");
-  }
-  if (policy == "SingleStack" && families.size() > 1) {
-    families.resize(1);
-  }
-  spec["ipFamilyPolicy"] = policy;
-  spec["ipFamilies"] = families;
-  if (cluster_ip == "None") {
-    spec["clusterIPs"] = Json::array({"None"});
-  } else {
-    Json ips = Json::array();
-    for (std::size_t i = 0; i < families.size(); ++i) {
-      IpAllocator* allocator = families[i] == "IPv6" ? &*ipv6_allocator : &*ipv4_allocator;
-      std::string wanted;
-      if (i == 0) {
-        wanted = cluster_ip;
-      } else if (const Json* given = ArrayField(spec, "clusterIPs");
-                 given != nullptr && given->size() > i && (*given)[i].is_string()) {
-        wanted = (*given)[i].get<std::string>();
-      }
-      if (!wanted.empty()) {
-        if (Status status = allocator->AllocateSpecific(wanted); !status.ok()) {
-          FieldErrors errors;
-          errors.Invalid("spec.clusterIPs", Json::array({wanted}), status.message());
-          return errors.ToStatus("Service", StringOr(service["metadata"], "name"));
-        }
-        ips.push_back(wanted);
-      } else {
-        Result<std::string> ip = allocator->Allocate();
-        if (!ip.ok()) {
-          return InternalError("failed to allocate a serviceIP: " +
-                               std::string(ip.status().message()));
-        }
-        ips.push_back(*ip);
-      }
-    }
+  spec["clusterIPs"] = ips;
+  if (!ips.empty()) {
     spec["clusterIP"] = ips[0];
-    spec["clusterIPs"] = ips;
   }
-  if (type == "NodePort" || type == "LoadBalancer") {
-    if (Json* ports = ArrayField(spec, "ports")) {
-      for (Json& port : *ports) {
-        if (!port.is_object()) {
-          continue;
+  return Status::Ok();
+}
+
+Status ApiServer::Impl::AllocateNodePort(const Json& service, std::size_t index,
+                                         std::int64_t wanted, ServiceAllocation& txn,
+                                         std::int64_t* got) {
+  if (wanted == 0) {
+    Result<int> next = node_ports.Allocate();
+    if (!next.ok()) {
+      return InternalError("failed to allocate a nodePort: range is full");
+    }
+    *got = *next;
+  } else if (Status status = node_ports.AllocateSpecific(static_cast<int>(wanted)); !status.ok()) {
+    FieldErrors errors;
+    errors.Invalid("spec.ports[" + std::to_string(index) + "].nodePort", Json(wanted),
+                   status.message());
+    return errors.ToStatus("Service", StringOr(service["metadata"], "name"));
+  } else {
+    *got = wanted;
+  }
+  txn.allocated_ports.push_back(static_cast<int>(*got));
+  return Status::Ok();
+}
+
+Status ApiServer::Impl::AllocateNodePorts(Json& service, const Json* old, ServiceAllocation& txn) {
+  Json& spec = service["spec"];
+  const std::string type = StringOr(spec, "type", "ClusterIP");
+  const bool wants_ports = type == "NodePort" || type == "LoadBalancer";
+  const bool allocates =
+      type == "NodePort" ||
+      (type == "LoadBalancer" && spec.value("allocateLoadBalancerNodePorts", true) != false);
+  std::set<std::int64_t> old_ports;
+  if (old != nullptr) {
+    if (const Json* ports = ArrayField((*old)["spec"], "ports")) {
+      for (const Json& port : *ports) {
+        if (const auto node_port = IntField(port, "nodePort"); node_port && *node_port != 0) {
+          old_ports.insert(*node_port);
         }
-        if (const auto wanted = IntField(port, "nodePort"); wanted && *wanted != 0) {
-          if (Status status = node_ports.AllocateSpecific(static_cast<int>(*wanted));
-              !status.ok()) {
-            FieldErrors errors;
-            errors.Invalid("spec.ports[].nodePort", port["nodePort"], status.message());
-            return errors.ToStatus("Service", StringOr(service["metadata"], "name"));
+      }
+    }
+  }
+  std::set<std::int64_t> kept;
+  Json* ports = ArrayField(spec, "ports");
+  if (wants_ports && ports != nullptr) {
+    // One node port per service port number (a port served over TCP and UDP shares it).
+    std::map<std::int64_t, std::int64_t> by_port;
+    for (std::size_t i = 0; i < ports->size(); ++i) {
+      Json& port = (*ports)[i];
+      if (!port.is_object()) {
+        continue;
+      }
+      std::int64_t node_port = IntField(port, "nodePort").value_or(0);
+      if (node_port == 0 && !allocates) {
+        continue;
+      }
+      if (old != nullptr) {
+        if (node_port != 0) {
+          if (old_ports.count(node_port) == 0 && kept.count(node_port) == 0) {
+            std::int64_t got = 0;
+            SW_RETURN_IF_ERROR(AllocateNodePort(service, i, node_port, txn, &got));
           }
         } else {
-          Result<int> allocated = node_ports.Allocate();
-          if (!allocated.ok()) {
-            return InternalError("failed to allocate a nodePort: range is full");
+          SW_RETURN_IF_ERROR(AllocateNodePort(service, i, 0, txn, &node_port));
+          port["nodePort"] = node_port;
+        }
+        kept.insert(node_port);
+        continue;
+      }
+      const std::int64_t number = IntField(port, "port").value_or(0);
+      const auto shared = by_port.find(number);
+      if (shared == by_port.end()) {
+        std::int64_t wanted = node_port;
+        for (const Json& other : *ports) {  // a later entry of the same port may name it
+          if (wanted == 0 && IntField(other, "port").value_or(-1) == number) {
+            wanted = IntField(other, "nodePort").value_or(0);
           }
-          port["nodePort"] = *allocated;
+        }
+        std::int64_t got = 0;
+        SW_RETURN_IF_ERROR(AllocateNodePort(service, i, wanted, txn, &got));
+        port["nodePort"] = got;
+        by_port[number] = got;
+      } else if (node_port != shared->second) {
+        if (node_port == 0) {
+          port["nodePort"] = shared->second;
+        } else {
+          std::int64_t got = 0;
+          SW_RETURN_IF_ERROR(AllocateNodePort(service, i, node_port, txn, &got));
         }
       }
+    }
+  }
+  if (old != nullptr) {
+    for (std::int64_t port : old_ports) {
+      if (kept.count(port) == 0) {
+        txn.released_ports.push_back(static_cast<int>(port));
+      }
+    }
+  }
+  // The health check port of a LoadBalancer with externalTrafficPolicy Local.
+  const auto needs_health_check = [](const Json& s) {
+    return StringOr(s, "type", "ClusterIP") == "LoadBalancer" &&
+           StringOr(s, "externalTrafficPolicy") == "Local";
+  };
+  const bool needed = old != nullptr && needs_health_check((*old)["spec"]);
+  if (needs_health_check(spec) && !needed) {
+    const std::int64_t wanted = IntField(spec, "healthCheckNodePort").value_or(0);
+    if (wanted != 0) {
+      if (Status status = node_ports.AllocateSpecific(static_cast<int>(wanted)); !status.ok()) {
+        return InternalError("failed to allocate requested HealthCheck NodePort " +
+                             std::to_string(wanted) + ": " + std::string(status.message()));
+      }
+      txn.allocated_ports.push_back(static_cast<int>(wanted));
+    } else {
+      Result<int> next = node_ports.Allocate();
+      if (!next.ok()) {
+        return InternalError("failed to allocate a HealthCheck NodePort 0: range is full");
+      }
+      txn.allocated_ports.push_back(*next);
+      spec["healthCheckNodePort"] = *next;
+    }
+  } else if (needed && !needs_health_check(spec)) {
+    if (const auto port = IntField((*old)["spec"], "healthCheckNodePort")) {
+      txn.released_ports.push_back(static_cast<int>(*port));
     }
   }
   return Status::Ok();
+}
+
+Status ApiServer::Impl::AllocateServiceAddresses(Json& service, const Json* old,
+                                                 ServiceAllocation& txn) {
+  if (!service["spec"].is_object()) {
+    return Status::Ok();  // validation says why
+  }
+  // kube-apiserver's beginCreate / beginUpdate: these run before the strategy's validation, and
+  // their errors are answered alone.
+  if (old != nullptr) {
+    PatchAllocatedValues(service, *old);
+  }
+  NormalizeClusterIps(service, old);
+  SW_RETURN_IF_ERROR(InitIpFamilyFields(ServedIpFamilies(), service, old));
+  Status status =
+      old == nullptr ? AllocateClusterIps(service, txn) : UpdateClusterIps(service, *old, txn);
+  if (status.ok()) {
+    status = AllocateNodePorts(service, old, txn);
+  }
+  if (!status.ok()) {
+    FinishServiceAllocation(txn, /*success=*/false);
+  }
+  return status;
+}
+
+Status ApiServer::Impl::UpdateClusterIps(Json& service, const Json& old, ServiceAllocation& txn) {
+  Json& spec = service["spec"];
+  const Json& old_spec = old["spec"];
+  if (IsUnchangedPreferDualStack(service, old)) {
+    return Status::Ok();
+  }
+  const bool was_external = StringOr(old_spec, "type", "ClusterIP") == "ExternalName";
+  const bool is_external = StringOr(spec, "type", "ClusterIP") == "ExternalName";
+  if (was_external && !is_external) {
+    return AllocateClusterIps(service, txn);
+  }
+  const Json* old_ips = ArrayField(old_spec, "clusterIPs");
+  if (old_ips != nullptr && !old_ips->empty() && (*old_ips)[0] == "None") {
+    return Status::Ok();
+  }
+  if (is_external && !was_external) {
+    if (old_ips != nullptr) {
+      for (const Json& ip : *old_ips) {
+        if (ip.is_string()) txn.released_ips.push_back(ip.get<std::string>());
+      }
+    }
+    return Status::Ok();
+  }
+  const Json* old_families = ArrayField(old_spec, "ipFamilies");
+  const Json* families = ArrayField(spec, "ipFamilies");
+  const std::size_t before = old_families != nullptr ? old_families->size() : 0;
+  const std::size_t after = families != nullptr ? families->size() : 0;
+  if (before == 1 && after == 2) {
+    Json& ips = spec["clusterIPs"];
+    if (!ips.is_array()) ips = Json::array();
+    while (ips.size() < 2) ips.push_back("");
+    std::string ip = ips[1].is_string() ? ips[1].get<std::string>() : "";
+    SW_RETURN_IF_ERROR(AllocateServiceIp(service, (*families)[1].get<std::string>(), ip, txn));
+    ips[1] = ip;
+  } else if (before == 2 && after == 1 && old_ips != nullptr && old_ips->size() > 1 &&
+             (*old_ips)[1].is_string()) {
+    txn.released_ips.push_back((*old_ips)[1].get<std::string>());
+  }
+  return Status::Ok();
+}
+
+void ApiServer::Impl::FinishServiceAllocation(ServiceAllocation& txn, bool success) {
+  for (const std::string& ip : success ? txn.released_ips : txn.allocated_ips) {
+    for (IpAllocator& allocator : service_ip_allocators) {
+      allocator.Release(ip);
+    }
+  }
+  for (int port : success ? txn.released_ports : txn.allocated_ports) {
+    node_ports.Release(port);
+  }
+  txn = ServiceAllocation();
 }
 
 void ApiServer::Impl::ReleaseServiceAddresses(const Json& service) {
@@ -783,8 +995,9 @@ void ApiServer::Impl::ReleaseServiceAddresses(const Json& service) {
   if (const Json* ips = ArrayField(*spec, "clusterIPs")) {
     for (const Json& ip : *ips) {
       if (ip.is_string()) {
-        ipv4_allocator->Release(ip.get<std::string>());
-        ipv6_allocator->Release(ip.get<std::string>());
+        for (IpAllocator& allocator : service_ip_allocators) {
+          allocator.Release(ip.get<std::string>());
+        }
       }
     }
   }
@@ -794,6 +1007,9 @@ void ApiServer::Impl::ReleaseServiceAddresses(const Json& service) {
         node_ports.Release(static_cast<int>(*node_port));
       }
     }
+  }
+  if (const auto health_check = IntField(*spec, "healthCheckNodePort")) {
+    node_ports.Release(static_cast<int>(*health_check));
   }
 }
 
@@ -922,7 +1138,8 @@ Status ApiServer::Impl::MigrateLegacyEventsV1() {
   return Status::Ok();
 }
 
-Status ApiServer::Impl::PrepareForCreate(const ResourceInfo& info, Json& object) {
+Status ApiServer::Impl::PrepareForCreate(const ResourceInfo& info, Json& object,
+                                         ServiceAllocation& txn) {
   Json& metadata = object["metadata"];
   for (const char* dropped : {"uid", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink",
                               "managedFields", "generation"}) {
@@ -938,6 +1155,10 @@ Status ApiServer::Impl::PrepareForCreate(const ResourceInfo& info, Json& object)
     object.erase("status");
   }
   ApplyDefaults(info, object);
+  if (IsCoreResource(info, "services")) {
+    // As kube-apiserver's beginCreate, before validation: its own errors come alone.
+    SW_RETURN_IF_ERROR(AllocateServiceAddresses(object, nullptr, txn));
+  }
   FieldErrors errors;
   ValidateObjectMeta(info, object, /*is_create=*/true, errors);
   ValidateKind(info, object, nullptr, errors);
@@ -946,21 +1167,22 @@ Status ApiServer::Impl::PrepareForCreate(const ResourceInfo& info, Json& object)
   }
   const std::string shown_name = StringOr(metadata, "name", StringOr(metadata, "generateName"));
   if (IsCrdResource(info)) {
+    DefaultCrd(object);
     Result<std::vector<ResourceInfo>> resources = ResourcesFromCrd(object);
-    if (!resources.ok()) {
+    if (!resources.ok() && resources.status().causes().empty()) {
       return resources.status();
     }
-    object["status"] = CrdEstablishedStatus(object, NowTimePoint());
+    if (!resources.ok()) {
+      errors.Add(resources.status().causes());  // answered as kube's: the kind named, causes
+    } else {
+      object["status"] = CrdEstablishedStatus(object, NowTimePoint());
+    }
   }
-  SW_RETURN_IF_ERROR(errors.ToStatus(QualifiedKind(info), shown_name));
-  if (IsCoreResource(info, "services")) {
-    SW_RETURN_IF_ERROR(AllocateServiceAddresses(object, nullptr));
-  }
-  return Status::Ok();
+  return errors.ToStatus(QualifiedKind(info), shown_name);
 }
 
 Status ApiServer::Impl::PrepareForUpdate(const ResourceInfo& info, const Json& old, Json& updated,
-                                         bool status_subresource) {
+                                         ServiceAllocation& txn, bool status_subresource) {
   const Json& old_metadata = old["metadata"];
   const std::string name = StringOr(old_metadata, "name");
   Json& metadata = updated["metadata"];
@@ -1001,8 +1223,10 @@ Status ApiServer::Impl::PrepareForUpdate(const ResourceInfo& info, const Json& o
     }
   }
   ApplyDefaults(info, updated);
-  if (IsCoreResource(info, "services")) {
-    SW_RETURN_IF_ERROR(AllocateServiceAddresses(updated, &old));
+  if (IsCoreResource(info, "services") && !status_subresource) {
+    // kube-apiserver's beginUpdate, then the strategy's PrepareForUpdate.
+    SW_RETURN_IF_ERROR(AllocateServiceAddresses(updated, &old, txn));
+    DropTypeDependentFields(updated, old);
   }
   FieldErrors errors;
   ValidateObjectMeta(info, updated, /*is_create=*/false, errors);
@@ -1027,12 +1251,18 @@ Status ApiServer::Impl::PrepareForUpdate(const ResourceInfo& info, const Json& o
       }
     }
   }
-  SW_RETURN_IF_ERROR(errors.ToStatus(QualifiedKind(info), name));
   if (IsCrdResource(info)) {
-    Result<std::vector<ResourceInfo>> resources = ResourcesFromCrd(updated);
-    if (!resources.ok()) {
+    DefaultCrd(updated);
+    Result<std::vector<ResourceInfo>> resources = ResourcesFromCrd(updated, &old);
+    if (!resources.ok() && resources.status().causes().empty()) {
       return resources.status();
     }
+    if (!resources.ok()) {
+      errors.Add(resources.status().causes());
+    }
+  }
+  SW_RETURN_IF_ERROR(errors.ToStatus(QualifiedKind(info), name));
+  if (IsCrdResource(info)) {
     if (!status_subresource) {
       updated["status"] = CrdEstablishedStatus(updated, NowTimePoint());
     }
@@ -1068,12 +1298,18 @@ Result<StoredObject> ApiServer::Impl::CreateObject(const ResourceInfo& info,
   }
   metadata.erase("resourceVersion");
   SW_RETURN_IF_ERROR(CheckNamespace(info, namespace_));
-  SW_RETURN_IF_ERROR(PrepareForCreate(info, object));
+  ServiceAllocation txn;
+  ServiceAllocationGuard finish(*this, txn);  // given back unless stored (a dry run too)
+  SW_RETURN_IF_ERROR(PrepareForCreate(info, object, txn));
   const bool generated = StringOr(object["metadata"], "name").empty();
   const std::string generate_name = StringOr(object["metadata"], "generateName");
   for (int attempt = 0;; ++attempt) {
     if (generated) {
       object["metadata"]["name"] = generate_name + RandomSuffix();
+      if (IsCoreResource(info, "namespaces")) {
+        // The namespace strategy's Canonicalize labels the name it ends up with.
+        object["metadata"]["labels"]["kubernetes.io/metadata.name"] = object["metadata"]["name"];
+      }
     }
     const std::string name = object["metadata"]["name"].get<std::string>();
     const std::string key = info.Key(namespace_, name);
@@ -1088,9 +1324,10 @@ Result<StoredObject> ApiServer::Impl::CreateObject(const ResourceInfo& info,
     }
     Result<std::int64_t> revision = storage->Create(key, Renderer(info, object));
     if (revision.ok()) {
+      finish.success = true;
       Result<StoredObject> stored = storage->Get(key);
       if (stored.ok() && IsCrdResource(info)) {
-        Result<std::vector<ResourceInfo>> resources = ResourcesFromCrd(object);
+        Result<std::vector<ResourceInfo>> resources = ResourcesFromCrd(object, &object);
         if (resources.ok()) {
           registry.SetCustom(name, std::move(resources).value());
         }
@@ -1101,13 +1338,7 @@ Result<StoredObject> ApiServer::Impl::CreateObject(const ResourceInfo& info,
       if (generated && attempt + 1 < kMaxGenerateNameAttempts) {
         continue;
       }
-      if (IsCoreResource(info, "services")) {
-        ReleaseServiceAddresses(object);
-      }
       return AlreadyExists(info, name);
-    }
-    if (IsCoreResource(info, "services")) {
-      ReleaseServiceAddresses(object);
     }
     return revision.status();
   }
@@ -1137,7 +1368,9 @@ Result<StoredObject> ApiServer::Impl::UpdateObject(const ResourceInfo& info,
       }
       return ConflictModified(info, name);
     }
-    SW_RETURN_IF_ERROR(PrepareForUpdate(info, old, updated, status_subresource));
+    ServiceAllocation txn;
+    ServiceAllocationGuard finish(*this, txn);  // given back unless stored (a dry run too)
+    SW_RETURN_IF_ERROR(PrepareForUpdate(info, old, updated, txn, status_subresource));
     updated["metadata"]["resourceVersion"] = current_rv;
     if (updated == old) {
       return *current;  // nothing changed: no write, no new resourceVersion
@@ -1158,6 +1391,7 @@ Result<StoredObject> ApiServer::Impl::UpdateObject(const ResourceInfo& info,
       if (!removed.ok()) {
         return removed.status();
       }
+      finish.success = true;
       if (IsCoreResource(info, "services")) {
         ReleaseServiceAddresses(updated);
       }
@@ -1170,8 +1404,9 @@ Result<StoredObject> ApiServer::Impl::UpdateObject(const ResourceInfo& info,
     Result<std::int64_t> revision =
         storage->Update(key, current->mod_revision, Renderer(info, updated));
     if (revision.ok()) {
+      finish.success = true;
       if (IsCrdResource(info)) {
-        Result<std::vector<ResourceInfo>> resources = ResourcesFromCrd(updated);
+        Result<std::vector<ResourceInfo>> resources = ResourcesFromCrd(updated, &updated);
         if (resources.ok()) {
           registry.SetCustom(name, std::move(resources).value());
         }
@@ -1363,7 +1598,7 @@ Result<StoredObject> ApiServer::Impl::DeleteObject(const ResourceInfo& info,
     }
     if (IsCrdResource(info)) {
       // The CRD's objects go with it.
-      Result<std::vector<ResourceInfo>> resources = ResourcesFromCrd(object);
+      Result<std::vector<ResourceInfo>> resources = ResourcesFromCrd(object, &object);
       if (resources.ok()) {
         std::set<std::string> prefixes;
         for (const ResourceInfo& custom : *resources) {
@@ -2373,7 +2608,9 @@ HttpResponse ApiServer::Impl::HandleCreate(HttpRequest& request, const ResourceI
   if (!object.ok()) {
     return StatusResponse(object.status());
   }
-  if (Status decoded = DecodeStrictJson(BodyGroupVersion(info, ri), BodyKind(info, ri), *object);
+  std::vector<std::string> unknown;  // of a built-in kind: pruned as Go's decoder drops them
+  if (Status decoded =
+          DecodeStrictJson(BodyGroupVersion(info, ri), BodyKind(info, ri), *object, &unknown);
       !decoded.ok()) {
     return StatusResponse(decoded);
   }
@@ -2381,7 +2618,9 @@ HttpResponse ApiServer::Impl::HandleCreate(HttpRequest& request, const ResourceI
   if (!field_validation.ok()) {
     return StatusResponse(field_validation.status());
   }
-  const std::vector<std::string> unknown = DecodeCustomResource(info, *object);
+  for (std::string& field : DecodeCustomResource(info, *object)) {
+    unknown.push_back(std::move(field));
+  }
   if (!unknown.empty() && *field_validation == FieldValidation::kStrict) {
     return StatusResponse(StrictBodyError(info, unknown));
   }
@@ -2424,7 +2663,9 @@ HttpResponse ApiServer::Impl::HandleUpdate(HttpRequest& request, const ResourceI
   if (!body.ok()) {
     return StatusResponse(body.status());
   }
-  if (Status decoded = DecodeStrictJson(BodyGroupVersion(info, ri), BodyKind(info, ri), *body);
+  std::vector<std::string> unknown;  // of a built-in kind: pruned as Go's decoder drops them
+  if (Status decoded =
+          DecodeStrictJson(BodyGroupVersion(info, ri), BodyKind(info, ri), *body, &unknown);
       !decoded.ok()) {
     return StatusResponse(decoded);
   }
@@ -2432,7 +2673,9 @@ HttpResponse ApiServer::Impl::HandleUpdate(HttpRequest& request, const ResourceI
   if (!field_validation.ok()) {
     return StatusResponse(field_validation.status());
   }
-  const std::vector<std::string> unknown = DecodeCustomResource(info, *body);
+  for (std::string& field : DecodeCustomResource(info, *body)) {
+    unknown.push_back(std::move(field));
+  }
   if (!unknown.empty() && *field_validation == FieldValidation::kStrict) {
     return StatusResponse(StrictBodyError(info, unknown));
   }
@@ -2545,11 +2788,14 @@ HttpResponse ApiServer::Impl::HandlePatch(HttpRequest& request, const ResourceIn
           return BadRequestError("the patched object is not a JSON object");
         }
         // kube-apiserver decodes the patched object into the Go struct too.
-        SW_RETURN_IF_ERROR(
-            DecodeStrictJson(BodyGroupVersion(info, ri), BodyKind(info, ri), result));
         const std::string patched_json =
             *field_validation == FieldValidation::kStrict ? DumpJson(result) : std::string();
-        unknown = DecodeCustomResource(info, result);
+        unknown.clear();
+        SW_RETURN_IF_ERROR(
+            DecodeStrictJson(BodyGroupVersion(info, ri), BodyKind(info, ri), result, &unknown));
+        for (std::string& field : DecodeCustomResource(info, result)) {
+          unknown.push_back(std::move(field));
+        }
         if (!unknown.empty() && *field_validation == FieldValidation::kStrict) {
           // kube's patcher reports it against the patched object, with no kind or name.
           const std::string body = "Invalid value: " + DumpJson(Json(patched_json)) + ": " +
@@ -2644,6 +2890,18 @@ Result<DeleteOptions> DeleteOptionsFromRequest(const HttpRequest& request) {
 
 }  // namespace
 
+// The resources whose kube-apiserver store answers a DELETE with the deleted object
+// (ReturnDeletedObject: pods, services, serviceaccounts; a namespace's own REST; custom
+// resources); every other one answers a completed deletion with a Status.
+bool ReturnsDeletedObject(const ResourceInfo& info) {
+  if (!info.builtin) {
+    return true;
+  }
+  return info.group.empty() &&
+         (info.resource == "pods" || info.resource == "services" ||
+          info.resource == "serviceaccounts" || info.resource == "namespaces");
+}
+
 HttpResponse ApiServer::Impl::HandleDelete(HttpRequest& request, const ResourceInfo& info,
                                            const RequestInfo& ri) {
   Result<DeleteOptions> options = DeleteOptionsFromRequest(request);
@@ -2655,7 +2913,8 @@ HttpResponse ApiServer::Impl::HandleDelete(HttpRequest& request, const ResourceI
     return StatusResponse(AsServed(info, deleted.status()),
                           {ri.name, info.group, info.resource, info.kind});
   }
-  // 202 while the deletion waits (finalizers, a grace period), as kube-apiserver answers. Decided
+  // 202 while the deletion waits (finalizers, a grace period); kube-apiserver answers 202 only
+  // when orphanDependents=false (docs/design.md lists the difference; clients take both). Decided
   // from the object the delete left, not from a later read: the garbage collector may finish an
   // orphaning deletion before this answer is written.
   bool pending = false;
@@ -2673,6 +2932,24 @@ HttpResponse ApiServer::Impl::HandleDelete(HttpRequest& request, const ResourceI
     }
   }
   std::string scratch;
+  if (!pending && !ReturnsDeletedObject(info)) {
+    // kube-apiserver's finalizeDelete: a store without ReturnDeletedObject answers a completed
+    // deletion (a dry run's too) with a Status naming what went, not with the object.
+    Result<Json> gone = ParseJson(deleted->record->json, "deleted object");
+    const Json* metadata = gone.ok() ? Metadata(*gone) : nullptr;
+    Json details = {{"name", ri.name}, {"kind", info.resource}};
+    if (!info.group.empty()) {
+      details["group"] = info.group;
+    }
+    if (metadata != nullptr && metadata->contains("uid")) {
+      details["uid"] = (*metadata)["uid"];
+    }
+    return JsonResponse(200, DumpJson(Json{{"kind", "Status"},
+                                           {"apiVersion", "v1"},
+                                           {"metadata", Json::object()},
+                                           {"status", "Success"},
+                                           {"details", details}}));
+  }
   return ObjectResponse(request, info, pending ? 202 : 200,
                         Served(info, deleted->record->json, scratch));
 }
@@ -2734,16 +3011,7 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Create(ApiServerOptions options,
     MutexLock lock(impl->rng_mu);
     impl->rng.seed(seed);
   }
-  Result<IpAllocator> ipv4 = IpAllocator::Create(impl->config.service_cidr_ipv4);
-  if (!ipv4.ok()) {
-    return ipv4.status().WithContext("--service-cluster-ip-range");
-  }
-  Result<IpAllocator> ipv6 = IpAllocator::Create(impl->config.service_cidr_ipv6);
-  if (!ipv6.ok()) {
-    return ipv6.status().WithContext("--service-cluster-ip-range");
-  }
-  impl->ipv4_allocator.emplace(*ipv4);
-  impl->ipv6_allocator.emplace(*ipv6);
+  SW_RETURN_IF_ERROR(impl->InitServiceIpAllocators());
 
   // Custom resources of stored CRDs.
   ResourcePtr crds = impl->registry.Find("apiextensions.k8s.io", "v1", "customresourcedefinitions");
@@ -2755,7 +3023,7 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Create(ApiServerOptions options,
     if (!crd.ok()) {
       continue;
     }
-    Result<std::vector<ResourceInfo>> resources = ResourcesFromCrd(*crd);
+    Result<std::vector<ResourceInfo>> resources = ResourcesFromCrd(*crd, &*crd);
     if (resources.ok()) {
       impl->registry.SetCustom(StringOr((*crd)["metadata"], "name"), std::move(resources).value());
     }
@@ -2774,8 +3042,9 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Create(ApiServerOptions options,
     if (const Json* ips = ArrayField(*spec, "clusterIPs")) {
       for (const Json& ip : *ips) {
         if (ip.is_string()) {
-          impl->ipv4_allocator->MarkUsed(ip.get<std::string>());
-          impl->ipv6_allocator->MarkUsed(ip.get<std::string>());
+          for (IpAllocator& allocator : impl->service_ip_allocators) {
+            allocator.MarkUsed(ip.get<std::string>());
+          }
         }
       }
     }
@@ -2785,6 +3054,9 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Create(ApiServerOptions options,
           impl->node_ports.MarkUsed(static_cast<int>(*node_port));
         }
       }
+    }
+    if (const auto health_check = IntField(*spec, "healthCheckNodePort")) {
+      impl->node_ports.MarkUsed(static_cast<int>(*health_check));
     }
   }
 

@@ -29,9 +29,10 @@ struct ApiServerOptions {
   std::uint64_t seed = 0;
   // How often watches that allow bookmarks get one.
   std::chrono::seconds bookmark_interval{60};
-  // Service cluster IP ranges (kube-apiserver's --service-cluster-ip-range), IPv4 and IPv6.
-  std::string service_cidr_ipv4 = "10.96.0.0/12";
-  std::string service_cidr_ipv6 = "fd00:10:96::/112";
+  // Service cluster IP ranges, as kube-apiserver's --service-cluster-ip-range: one CIDR
+  // (single-stack) or one per family (dual-stack), the first one's family the cluster's primary
+  // (what a Service without ipFamilies gets).
+  std::vector<std::string> service_cidrs = {"10.96.0.0/12", "fd00:10:96::/112"};
   // kube-apiserver's --service-node-port-range.
   int node_port_min = 30000;
   int node_port_max = 32767;

@@ -9,6 +9,8 @@
 #include "slicewright/labels/validation.h"
 #include "slicewright/net/ip.h"
 
+#include "apiserver/rest/service_ips.h"
+
 namespace slicewright::apiserver {
 namespace {
 
@@ -134,7 +136,23 @@ void DefaultService(Json& object) {
   if (!spec->contains("sessionAffinity")) {
     (*spec)["sessionAffinity"] = "None";
   }
-  if (type != "ExternalName") {
+  const std::string affinity = StringOr(*spec, "sessionAffinity");
+  if (affinity == "None") {
+    spec->erase("sessionAffinityConfig");
+  } else if (affinity == "ClientIP") {
+    const Json* config = ObjectField(*spec, "sessionAffinityConfig");
+    const Json* client_ip = config != nullptr ? ObjectField(*config, "clientIP") : nullptr;
+    if (client_ip == nullptr || !client_ip->contains("timeoutSeconds")) {
+      (*spec)["sessionAffinityConfig"] = {{"clientIP", {{"timeoutSeconds", 10800}}}};
+    }
+  }
+  if (type == "LoadBalancer" && !spec->contains("allocateLoadBalancerNodePorts")) {
+    (*spec)["allocateLoadBalancerNodePorts"] = true;
+  }
+  if (type == "ExternalName") {
+    // kube-apiserver drops it when it reads an ExternalName Service (it once defaulted it).
+    spec->erase("internalTrafficPolicy");
+  } else {
     if (!spec->contains("internalTrafficPolicy")) {
       (*spec)["internalTrafficPolicy"] = "Cluster";
     }
@@ -165,6 +183,33 @@ void DefaultService(Json& object) {
   }
 }
 
+// validation.IsValidPortName: an IANA service name.
+std::vector<std::string> PortNameErrors(std::string_view name) {
+  std::vector<std::string> errors;
+  if (name.size() > 15) {
+    errors.push_back(labels::MaxLenError(15));
+  }
+  bool charset = !name.empty();
+  bool letter = false;
+  for (char c : name) {
+    charset = charset && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
+    letter = letter || (c >= 'a' && c <= 'z');
+  }
+  if (!charset) {
+    errors.push_back("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)");
+  }
+  if (!letter) {
+    errors.push_back("must contain at least one letter (a-z)");
+  }
+  if (name.find("--") != std::string_view::npos) {
+    errors.push_back("must not contain consecutive hyphens");
+  }
+  if (!name.empty() && (name.front() == '-' || name.back() == '-')) {
+    errors.push_back("must not begin or end with a hyphen");
+  }
+  return errors;
+}
+
 void ValidateService(const Json& object, const Json* old, FieldErrors& errors) {
   const Json* spec = ObjectField(object, "spec");
   if (spec == nullptr) {
@@ -181,11 +226,31 @@ void ValidateService(const Json& object, const Json* old, FieldErrors& errors) {
   const bool headless = cluster_ip == "None";
   const Json* ports = ArrayField(*spec, "ports");
   if (type == "ExternalName") {
-    if (StringOr(*spec, "externalName").empty()) {
+    for (const char* field : {"clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"}) {
+      const Json* value = spec->contains(field) ? &(*spec)[field] : nullptr;
+      if (value != nullptr && !value->is_null() &&
+          !(value->is_string() && value->get_ref<const std::string&>().empty()) &&
+          !(value->is_array() && value->empty())) {
+        errors.Forbidden("spec." + std::string(field), "may not be set for ExternalName services");
+      }
+    }
+    std::string cname = StringOr(*spec, "externalName");
+    if (!cname.empty() && cname.back() == '.') {
+      cname.pop_back();  // a trailing dot marks the name fully qualified
+    }
+    if (cname.empty()) {
       errors.Required("spec.externalName");
+    } else {
+      for (const std::string& message : labels::IsDNS1123Subdomain(cname)) {
+        errors.Invalid("spec.externalName", Json(cname), message);
+      }
     }
   } else if (!headless && (ports == nullptr || ports->empty())) {
     errors.Required("spec.ports");
+  }
+  if (headless && (type == "LoadBalancer" || type == "NodePort")) {
+    errors.Invalid("spec.clusterIPs[0]", Json("None"),
+                   "may not be set to 'None' for " + type + " services");
   }
   if (spec->contains("ports") && !(*spec)["ports"].is_null() && ports == nullptr) {
     errors.Invalid("spec.ports", (*spec)["ports"], "must be a list");
@@ -232,11 +297,12 @@ void ValidateService(const Json& object, const Json* old, FieldErrors& errors) {
                          "must be between 1 and 65535, inclusive");
         }
       } else if (const std::string* named = StringField(port, "targetPort")) {
-        if (labels::IsDNS1123Label(*named).size() > 0 || named->size() > 15) {
-          errors.Invalid(field + ".targetPort", Json(*named),
-                         "must contain at least one letter and be at most 15 characters (an "
-                         "IANA_SVC_NAME)");
+        for (const std::string& message : PortNameErrors(*named)) {
+          errors.Invalid(field + ".targetPort", Json(*named), message);
         }
+      }
+      if (type == "ClusterIP" && IntField(port, "nodePort").value_or(0) != 0) {
+        errors.Forbidden(field + ".nodePort", "may not be used when `type` is 'ClusterIP'");
       }
     }
   }
@@ -255,19 +321,22 @@ void ValidateService(const Json& object, const Json* old, FieldErrors& errors) {
       }
     }
   }
-  if (!cluster_ip.empty() && !headless && !net::ParseIpSloppy(cluster_ip)) {
-    errors.Invalid("spec.clusterIPs[0]", Json(cluster_ip),
-                   "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)");
+  const std::string affinity = StringOr(*spec, "sessionAffinity", "None");
+  if (affinity != "None" && affinity != "ClientIP") {
+    errors.NotSupported("spec.sessionAffinity", Json(affinity), {"ClientIP", "None"});
   }
+  const std::string external_policy = StringOr(*spec, "externalTrafficPolicy");
+  const bool externally_accessible =
+      type == "LoadBalancer" || type == "NodePort" ||
+      (type == "ClusterIP" && ArrayField(*spec, "externalIPs") != nullptr &&
+       !(*spec)["externalIPs"].empty());
+  if (!external_policy.empty() && !externally_accessible) {
+    errors.Invalid("spec.externalTrafficPolicy", Json(external_policy),
+                   "may only be set for externally-accessible services");
+  }
+  ValidateClusterIpFields(object, errors);
   if (old != nullptr) {
-    const Json* old_spec = ObjectField(*old, "spec");
-    const std::string old_ip = old_spec ? StringOr(*old_spec, "clusterIP") : "";
-    const std::string old_type = old_spec ? StringOr(*old_spec, "type", "ClusterIP") : "";
-    if (!old_ip.empty() && old_ip != cluster_ip && type != "ExternalName" &&
-        old_type != "ExternalName") {
-      Json shown = Json::array({cluster_ip});
-      errors.Invalid("spec.clusterIPs[0]", shown, "may not change once set");
-    }
+    ValidateIpUpgradeDowngrade(object, *old, errors);
   }
 }
 
@@ -847,13 +916,8 @@ std::string GoValue(const Json& value) {
   if (value.is_string()) {
     return DumpJson(value);  // a JSON string literal reads as Go's %q for ordinary text
   }
-  if (value.is_array()) {
-    std::string out = "[]string{";
-    for (std::size_t i = 0; i < value.size(); ++i) {
-      out += (i > 0 ? ", " : "") + GoValue(value[i]);
-    }
-    return out + "}";
-  }
+  // Any other value as JSON, as apimachinery's field errors render them since 1.33 (1.26 printed
+  // a list of strings as Go's %#v, []string{"a"}).
   return DumpJson(value);
 }
 

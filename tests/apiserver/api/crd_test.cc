@@ -239,5 +239,91 @@ TEST(CrdTest, RejectsInvalid) {
   EXPECT_EQ(not_object.status().message(), "a CustomResourceDefinition must be a JSON object");
 }
 
+// A CRD in a group under k8s.io or kubernetes.io needs the approval annotation, as
+// apiextensions' validateAPIApproval asks (the messages are kube-apiserver 1.34's).
+TEST(CrdTest, ProtectedGroupsNeedTheApprovalAnnotation) {
+  auto crd_in = [](const std::string& group, const char* annotation) {
+    json crd = ValidCrd();
+    crd["metadata"]["name"] = "widgets." + group;
+    crd["spec"]["group"] = group;
+    if (annotation != nullptr) {
+      crd["metadata"]["annotations"]["api-approved.kubernetes.io"] = annotation;
+    }
+    return crd;
+  };
+  const std::string missing =
+      "metadata.annotations[api-approved.kubernetes.io]: Required value: protected groups must "
+      "have approval annotation \"api-approved.kubernetes.io\", see "
+      "https://github.com/kubernetes/enhancements/pull/1111";
+  const auto invalid = [](const std::string& value) {
+    return "metadata.annotations[api-approved.kubernetes.io]: Invalid value: \"" + value +
+           "\": protected groups must have approval annotation \"api-approved.kubernetes.io\" "
+           "with either a URL or a reason starting with \"unapproved\", see "
+           "https://github.com/kubernetes/enhancements/pull/1111";
+  };
+  struct Case {
+    std::string group;
+    const char* annotation;
+    std::string message;  // "" when accepted
+  };
+  const std::vector<Case> cases = {
+      {"k8s.io", nullptr, missing},
+      {"about.k8s.io", nullptr, missing},
+      {"x.kubernetes.io", nullptr, missing},
+      {"kubernetes.io", "", missing},
+      {"a.k8s.io", "not a url", invalid("not a url")},
+      {"a.k8s.io", "/kubernetes/pull/1", invalid("/kubernetes/pull/1")},
+      {"a.k8s.io", "mailto:someone@example.com", invalid("mailto:someone@example.com")},
+      {"a.k8s.io", "https://exa mple.com/", invalid("https://exa mple.com/")},
+      {"a.k8s.io", "https://github.com/kubernetes/enhancements/pull/1111", ""},
+      {"a.k8s.io", "http://example.com:8080/x?y#z", ""},
+      {"a.k8s.io", "unapproved, experimental", ""},
+      {"a.k8s.io", "unapproved", ""},
+      // Not protected: x-k8s.io is not under k8s.io, nor is a name that merely ends in it.
+      {"multicluster.x-k8s.io", nullptr, ""},
+      {"examplek8s.io", nullptr, ""},
+      {"k8s.io.example.com", nullptr, ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.group + " " + (c.annotation ? c.annotation : "(none)"));
+    Result<std::vector<ResourceInfo>> result = ResourcesFromCrd(crd_in(c.group, c.annotation));
+    if (c.message.empty()) {
+      EXPECT_TRUE(result.ok()) << result.status().ToString();
+    } else {
+      ASSERT_FALSE(result.ok());
+      EXPECT_EQ(result.status().code(), StatusCode::kInvalid);
+      EXPECT_EQ(result.status().message(), c.message);
+    }
+  }
+  // An update that keeps the approval state passes, whatever the state; one that changes it to
+  // missing or invalid does not.
+  const json unapproved = crd_in("a.k8s.io", "unapproved");
+  const json stored_without = crd_in("a.k8s.io", nullptr);
+  EXPECT_TRUE(ResourcesFromCrd(stored_without, &stored_without).ok());
+  EXPECT_TRUE(ResourcesFromCrd(crd_in("a.k8s.io", "unapproved, other"), &unapproved).ok());
+  EXPECT_TRUE(ResourcesFromCrd(crd_in("a.k8s.io", "bad"), &unapproved).status().message() ==
+              invalid("bad"));
+  EXPECT_EQ(ResourcesFromCrd(stored_without, &unapproved).status().message(), missing);
+  EXPECT_TRUE(ResourcesFromCrd(crd_in("a.k8s.io", "https://example.com/1"), &unapproved).ok());
+}
+
+// What the approval controller reports on a protected group's CRD.
+TEST(CrdTest, ApprovalCondition) {
+  json crd = ValidCrd();
+  EXPECT_TRUE(CrdApprovalCondition(crd).is_null());
+  crd["spec"]["group"] = "a.k8s.io";
+  EXPECT_EQ(CrdApprovalCondition(crd)["reason"], "MissingAnnotation");
+  crd["metadata"]["annotations"]["api-approved.kubernetes.io"] = "https://example.com/pr/1";
+  EXPECT_EQ(CrdApprovalCondition(crd),
+            json::parse(R"({"type":"KubernetesAPIApprovalPolicyConformant","status":"True",
+                            "reason":"ApprovedAnnotation","message":"approved in https://example.com/pr/1"})"));
+  crd["metadata"]["annotations"]["api-approved.kubernetes.io"] = "unapproved for now";
+  EXPECT_EQ(CrdApprovalCondition(crd)["message"], "not approved: \"unapproved for now\"");
+  EXPECT_EQ(CrdApprovalCondition(crd)["status"], "False");
+  json status = CrdEstablishedStatus(crd, std::chrono::system_clock::time_point());
+  ASSERT_EQ(status["conditions"].size(), 3u);
+  EXPECT_EQ(status["conditions"][2]["reason"], "UnapprovedAnnotation");
+}
+
 }  // namespace
 }  // namespace slicewright::apiserver

@@ -196,5 +196,31 @@ TEST(StrictJsonTest, ParsesTimesAsGoDoes) {
   }
 }
 
+// Fields the Go type lacks are pruned and named as the strict decoder names them, list indices
+// included, when asked for (fieldValidation); fields of the served version's types stay
+// (EndpointSlice hints.forNodes, in k8s.io/api since 1.33).
+TEST(StrictJsonTest, PrunesAndNamesUnknownFields) {
+  json service = json::parse(R"({"apiVersion":"v1","kind":"Service","foo":"bar",
+      "metadata":{"name":"s","bogus":1},
+      "spec":{"frob":true,"ports":[{"port":80},{"port":81,"bogus":1}]}})");
+  std::vector<std::string> unknown;
+  ASSERT_TRUE(DecodeStrictJson("v1", "Service", service, &unknown).ok());
+  EXPECT_EQ(unknown, (std::vector<std::string>{"foo", "metadata.bogus", "spec.frob",
+                                               "spec.ports[1].bogus"}));
+  EXPECT_EQ(service, json::parse(R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"s"},
+      "spec":{"ports":[{"port":80},{"port":81}]}})"));
+  // Without the list, unknown fields are left alone.
+  json kept = json::parse(R"({"apiVersion":"v1","kind":"ConfigMap","foo":"bar"})");
+  ASSERT_TRUE(DecodeStrictJson("v1", "ConfigMap", kept).ok());
+  EXPECT_EQ(kept["foo"], "bar");
+  json slice = json::parse(R"({"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice",
+      "addressType":"IPv4","endpoints":[{"addresses":["10.0.0.1"],
+      "hints":{"forZones":[{"name":"a"}],"forNodes":[{"name":"n1"}]}}]})");
+  unknown.clear();
+  ASSERT_TRUE(DecodeStrictJson("discovery.k8s.io/v1", "EndpointSlice", slice, &unknown).ok());
+  EXPECT_TRUE(unknown.empty());
+  EXPECT_EQ(slice["endpoints"][0]["hints"]["forNodes"][0]["name"], "n1");
+}
+
 }  // namespace
 }  // namespace slicewright::apiserver

@@ -41,8 +41,9 @@ TEST(IpAllocatorTest, AllocatesSpecificAddresses) {
   EXPECT_EQ(twice.message(),
             "failed to allocate IP fd00:10:96::a: provided IP is already allocated");
   const Status outside = allocator->AllocateSpecific("10.0.0.1");
-  EXPECT_EQ(outside.message(),
-            "failed to allocate IP 10.0.0.1: the provided IP is not in the valid range");
+  EXPECT_EQ(
+      outside.message(),
+      "failed to allocate IP 10.0.0.1: the provided network does not match the current range");
 }
 
 // Malformed ranges are refused with the range named.
