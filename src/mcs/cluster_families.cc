@@ -47,12 +47,13 @@ Result<std::vector<std::string>> ParseClusterIpFamilies(std::string_view flag) {
   return families;
 }
 
-model::Service IpFamilyProbeService(std::string_view namespace_) {
+model::Service IpFamilyProbeService(std::string_view namespace_, bool headless) {
   model::Service probe;
   probe.metadata.namespace_ = std::string(namespace_);
   probe.metadata.generate_name = "slicewright-mcs-ip-family-probe-";
-  probe.spec.cluster_ip = "None";
+  if (headless) probe.spec.cluster_ip = "None";
   probe.spec.ip_family_policy = "PreferDualStack";
+  probe.spec.selector = model::StringMap{{"mcs.slicewright.io/ip-family-probe", "true"}};
   model::ServicePort& port = probe.spec.ports.emplace_back();
   port.name = "probe";
   port.port = 80;
@@ -60,11 +61,19 @@ model::Service IpFamilyProbeService(std::string_view namespace_) {
 }
 
 Result<std::vector<std::string>> ClusterIpFamiliesFromProbe(const model::Service& answered) {
-  if (const std::string problem = CheckFamilies(answered.spec.ip_families); !problem.empty()) {
-    return InvalidError("the API server's answer to the IP family probe has " + problem +
-                        " in spec.ipFamilies");
+  std::vector<std::string> allocated;
+  for (const std::string& ip : answered.spec.cluster_ips) {
+    if (ip.empty() || ip == "None") continue;
+    allocated.emplace_back(ip.find(':') == std::string::npos ? model::kIPFamilyIPv4
+                                                             : model::kIPFamilyIPv6);
   }
-  return answered.spec.ip_families;
+  const bool from_ips = !allocated.empty();
+  const std::vector<std::string>& families = from_ips ? allocated : answered.spec.ip_families;
+  if (const std::string problem = CheckFamilies(families); !problem.empty()) {
+    return InvalidError("the API server's answer to the IP family probe has " + problem +
+                        (from_ips ? " in spec.clusterIPs" : " in spec.ipFamilies"));
+  }
+  return families;
 }
 
 }  // namespace slicewright::mcs

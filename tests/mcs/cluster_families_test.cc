@@ -62,22 +62,33 @@ TEST(ClusterIpFamiliesTest, RefusesBadValuesNamingTheFlag) {
   }
 }
 
-// Headless and selector-less, so the API server allocates no IP and no endpoints follow; a
+// A ClusterIP Service with a selector (matching no pod), PreferDualStack: the answer carries the
+// ClusterIPs the server would allocate, one per family it serves. Never headless without a
+// selector: kube-apiserver gives that both families on a single-stack cluster (issue #30). A
 // generated name, so it never collides with a Service of the namespace.
-TEST(ClusterIpFamiliesTest, ProbeServiceAsksForEveryFamily) {
+TEST(ClusterIpFamiliesTest, ProbeServiceAsksForEveryFamilyTheServerAllocates) {
   const model::Service probe = IpFamilyProbeService("default");
   EXPECT_EQ(probe.metadata.namespace_, "default");
   EXPECT_TRUE(probe.metadata.name.empty());
   EXPECT_FALSE(probe.metadata.generate_name.empty());
-  EXPECT_EQ(probe.spec.cluster_ip, "None");
+  EXPECT_EQ(probe.spec.cluster_ip, "");
   EXPECT_EQ(probe.spec.ip_family_policy, "PreferDualStack");
   EXPECT_TRUE(probe.spec.ip_families.empty());
-  EXPECT_FALSE(probe.spec.selector.has_value());
+  ASSERT_TRUE(probe.spec.selector.has_value());
+  EXPECT_FALSE(probe.spec.selector->empty());
   ASSERT_EQ(probe.spec.ports.size(), 1U);
+  // The fallback allocates nothing, and still has a selector.
+  const model::Service headless = IpFamilyProbeService("default", /*headless=*/true);
+  EXPECT_EQ(headless.spec.cluster_ip, "None");
+  EXPECT_EQ(headless.spec.ip_family_policy, "PreferDualStack");
+  ASSERT_TRUE(headless.spec.selector.has_value());
+  EXPECT_FALSE(headless.spec.selector->empty());
 }
 
 TEST(ClusterIpFamiliesTest, ReadsTheProbesAnswer) {
-  model::Service answered = IpFamilyProbeService("default");
+  model::Service answered = IpFamilyProbeService("default", /*headless=*/true);
+  answered.spec.cluster_ip = "None";
+  answered.spec.cluster_ips = {"None"};
   for (const Families& families :
        {Families{"IPv4"}, Families{"IPv6"}, Families{"IPv6", "IPv4"}, Families{"IPv4", "IPv6"}}) {
     answered.spec.ip_families = families;
@@ -91,6 +102,28 @@ TEST(ClusterIpFamiliesTest, ReadsTheProbesAnswer) {
     const Result<Families> read = ClusterIpFamiliesFromProbe(answered);
     EXPECT_EQ(read.status().code(), StatusCode::kInvalid) << families.size();
   }
+}
+
+// A ClusterIP answer: the families of the addresses the server allocated, in their order, whatever
+// spec.ipFamilies says.
+TEST(ClusterIpFamiliesTest, TheAllocatedClusterIpsDecide) {
+  model::Service answered = IpFamilyProbeService("default");
+  answered.spec.ip_families = {"IPv4", "IPv6"};
+  answered.spec.cluster_ip = "10.96.0.10";
+  answered.spec.cluster_ips = {"10.96.0.10"};
+  Result<Families> read = ClusterIpFamiliesFromProbe(answered);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(*read, Families{"IPv4"});
+  answered.spec.cluster_ip = "fd00:10:96::a";
+  answered.spec.cluster_ips = {"fd00:10:96::a", "10.96.0.10"};
+  read = ClusterIpFamiliesFromProbe(answered);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(*read, (Families{"IPv6", "IPv4"}));
+  answered.spec.cluster_ips = {"10.96.0.10", "10.96.0.11"};
+  read = ClusterIpFamiliesFromProbe(answered);
+  EXPECT_EQ(read.status().code(), StatusCode::kInvalid);
+  EXPECT_NE(read.status().ToString().find("spec.clusterIPs"), std::string::npos)
+      << read.status().ToString();
 }
 
 model::ServiceExportRecord Record(std::string cluster, Families families) {
