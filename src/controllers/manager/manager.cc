@@ -48,6 +48,11 @@ std::vector<std::string> KnownControllers(const ControllerTable& table) {
   return names;
 }
 
+std::string DefaultLeaseName(const std::vector<std::string>& controllers) {
+  const bool mcs_alone = controllers.size() == 1 && controllers.front() == "mcs";
+  return std::string(mcs_alone ? kLeaseMcsAgent : kLeaseControllerManager);
+}
+
 Result<std::vector<std::string>> SelectControllers(const std::vector<std::string>& flags,
                                                    const ControllerTable& table) {
   std::set<std::string> selected;
@@ -366,6 +371,7 @@ Result<std::unique_ptr<Manager>> Manager::Create(ManagerOptions options, client:
                     "--leader-elect-retry-period");
     }
   }
+  if (options.leader_elect_name.empty()) options.leader_elect_name = DefaultLeaseName(names);
   auto impl = std::make_unique<Impl>(std::move(options), client, table);
   impl->external_endpoint_controller = gates.at(std::string(kExternalEndpointController));
   for (const std::string& name : names) {

@@ -31,6 +31,16 @@ std::vector<std::string> KnownControllers(const ControllerTable& table = Builtin
 Result<std::vector<std::string>> SelectControllers(
     const std::vector<std::string>& flags, const ControllerTable& table = BuiltinControllers());
 
+// The Lease a manager running `controllers` (SelectControllers' answer) campaigns for when
+// --leader-elect-resource-name is not given: the Lease guards the controllers that must not run
+// twice at once, so two managers that run different ones must not share it (one would stand by
+// for good while its controllers run nowhere). The MCS agent alone ("mcs", deploy/mcs/member):
+// kLeaseMcsAgent; anything with an endpoint controller (deploy/'s "*"): kLeaseControllerManager,
+// so that two managers never run those at once.
+inline constexpr std::string_view kLeaseControllerManager = "slicewright-controller-manager";
+inline constexpr std::string_view kLeaseMcsAgent = "slicewright-mcs-agent";
+std::string DefaultLeaseName(const std::vector<std::string>& controllers);
+
 // --feature-gates "A=true,B=false" over the gates slicewright knows (ExternalEndpointController,
 // default true). kInvalid for an unknown gate or a value other than true/false.
 Result<std::map<std::string, bool>> ParseFeatureGates(std::string_view flag);

@@ -26,9 +26,12 @@ struct ManagerOptions {
   mirroring::Options mirroring;
   mcs::Options mcs;
 
+  // On by default, as kube-controller-manager's --leader-elect.
   bool leader_elect = true;                            // --leader-elect
   std::string leader_elect_namespace = "kube-system";  // --leader-elect-resource-namespace
-  std::string leader_elect_name = "slicewright-controller-manager";  // --leader-elect-resource-name
+  // "": DefaultLeaseName(the controllers run) (manager.h): slicewright-mcs-agent for the MCS agent
+  // alone, else slicewright-controller-manager.
+  std::string leader_elect_name;                     // --leader-elect-resource-name
   std::chrono::milliseconds lease_duration{15'000};  // --leader-elect-lease-duration
   std::chrono::milliseconds renew_deadline{10'000};  // --leader-elect-renew-deadline
   std::chrono::milliseconds retry_period{2'000};     // --leader-elect-retry-period

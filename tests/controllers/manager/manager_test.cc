@@ -41,6 +41,24 @@ TEST(SelectControllersTest, UpstreamRules) {
       << unknown.ToString();
 }
 
+// Two managers running different controllers never share a Lease by default: the MCS agent
+// alone (deploy/mcs/member, started as deploy/mcs/README.md documents it) campaigns for its own,
+// not for the endpoint controllers' one, where it would stand by for good (issue #30).
+TEST(DefaultLeaseNameTest, FollowsTheControllersRun) {
+  EXPECT_EQ(DefaultLeaseName({"mcs"}), "slicewright-mcs-agent");
+  const Result<std::vector<std::string>> all = SelectControllers({"*"});
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_EQ(DefaultLeaseName(*all), "slicewright-controller-manager");
+  EXPECT_EQ(DefaultLeaseName({"endpointslice"}), "slicewright-controller-manager");
+  // With an endpoint controller, the endpoint controllers' Lease: two managers never run them at
+  // once.
+  const Result<std::vector<std::string>> both = SelectControllers({"*", "mcs"});
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  EXPECT_EQ(DefaultLeaseName(*both), "slicewright-controller-manager");
+  EXPECT_EQ(ManagerOptions().leader_elect_name, "");
+  EXPECT_TRUE(ManagerOptions().leader_elect);
+}
+
 TEST(ParseFeatureGatesTest, KnownGatesOnly) {
   EXPECT_TRUE(ParseFeatureGates("").value().at("ExternalEndpointController"));
   EXPECT_FALSE(ParseFeatureGates("ExternalEndpointController=false")
