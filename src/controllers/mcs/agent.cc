@@ -134,41 +134,54 @@ std::vector<std::string> ClusterSetIps(const model::Service& derived,
   return ips;
 }
 
-// The IP families this cluster gives Services, asked of its API server (no flag given): a
-// dry-run create of a headless PreferDualStack Service in "default" gets every family the cluster
-// serves, primary first, and stores and allocates nothing. A server that refuses the probe (no
-// "default" namespace, no dry run, a policy) leaves them unknown, with a warning, as before this
-// existed; a transport failure fails the agent's creation like its other start-up reads.
-Result<std::vector<std::string>> LearnClusterIpFamilies(client::RestClient& client) {
-  const model::Service probe = ::slicewright::mcs::IpFamilyProbeService("default");
+// One dry-run create of `probe` in "default": the families of the answer, or why not. A transport
+// failure is returned as is (kUnavailable...), a refusal as the server's Status.
+Result<std::vector<std::string>> ProbeClusterIpFamilies(client::RestClient& client,
+                                                        const model::Service& probe) {
   client::Request request;
   request.method = "POST";
   request.target = "/api/v1/namespaces/default/services?dryRun=All";
   request.body = codec::EncodeService(probe);
   request.content_type = "application/json";
   SW_ASSIGN_OR_RETURN(client::Response response, client.transport().Do(request));
-  Status failure;
-  if (response.status >= 200 && response.status < 300) {
-    Result<model::Service> answered = codec::DecodeService(response.body);
-    if (answered.ok()) {
-      Result<std::vector<std::string>> families =
-          ::slicewright::mcs::ClusterIpFamiliesFromProbe(*answered);
-      if (families.ok()) return families;
-      failure = families.status();
-    } else {
-      failure = answered.status();
-    }
-  } else {
-    failure = codec::DecodeStatusResponse(response.body, response.status);
-    if (IsRetryable(failure)) {
-      return Status(failure.code(),
-                    "mcs agent: learning this cluster's IP families: " + failure.ToString());
-    }
+  if (response.status < 200 || response.status >= 300) {
+    return codec::DecodeStatusResponse(response.body, response.status);
+  }
+  SW_ASSIGN_OR_RETURN(model::Service answered, codec::DecodeService(response.body));
+  return ::slicewright::mcs::ClusterIpFamiliesFromProbe(answered);
+}
+
+// The IP families this cluster gives Services, asked of its API server (no flag given): a
+// dry-run create of a ClusterIP PreferDualStack Service with a selector in "default" gets a
+// ClusterIP of every family the cluster serves, primary first, and stores and allocates nothing.
+// A server that refuses it (a full service range) is asked for a headless one with a selector,
+// which allocates nothing and gets the same families. Never a selector-less headless one:
+// kube-apiserver gives that both families on any cluster (issue #30). A server that refuses both
+// (no "default" namespace, no dry run, a policy) leaves them unknown, with a warning, as before
+// this existed; a transport failure or a retryable answer (429, 5xx) fails the agent's creation
+// like its other start-up reads.
+Result<std::vector<std::string>> LearnClusterIpFamilies(client::RestClient& client) {
+  Result<std::vector<std::string>> families =
+      ProbeClusterIpFamilies(client, ::slicewright::mcs::IpFamilyProbeService("default"));
+  if (families.ok()) return families;
+  const Status cluster_ip = families.status();
+  families = ProbeClusterIpFamilies(
+      client, ::slicewright::mcs::IpFamilyProbeService("default", /*headless=*/true));
+  if (families.ok()) {
+    SW_LOG(kInfo,
+           "mcs agent: the API server refused a dry-run ClusterIP Service ({}); this cluster's "
+           "IP families come from a headless one",
+           cluster_ip.ToString());
+    return families;
+  }
+  if (IsRetryable(families.status())) {
+    return Status(families.status().code(), "mcs agent: learning this cluster's IP families: " +
+                                                families.status().ToString());
   }
   SW_LOG(kWarning,
-         "mcs agent: cannot learn this cluster's IP families from its API server ({}); "
+         "mcs agent: cannot learn this cluster's IP families from its API server ({}; {}); "
          "IPFamilyNotSupported is not reported until --mcs-cluster-ip-families is given",
-         failure.ToString());
+         cluster_ip.ToString(), families.status().ToString());
   return std::vector<std::string>{};
 }
 
