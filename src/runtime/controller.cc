@@ -1,9 +1,11 @@
 #include "slicewright/runtime/controller.h"
 
+#include <algorithm>
 #include <initializer_list>
 #include <string_view>
 #include <utility>
 
+#include "slicewright/base/duration.h"
 #include "slicewright/base/log.h"
 #include "slicewright/base/thread_name.h"
 
@@ -88,6 +90,19 @@ void Controller::Stop() {
   for (std::thread& worker : workers) worker.join();
 }
 
+Clock::Duration Controller::NextSlowRetry(const std::string& key) {
+  MutexLock lock(slow_mu_);
+  const int done = slow_retries_[key]++;
+  Clock::Duration delay = options_.slow_retry->base;
+  for (int i = 0; i < done && delay < options_.slow_retry->max; ++i) delay *= 2;
+  return std::min(delay, options_.slow_retry->max);
+}
+
+void Controller::ForgetSlowRetry(const std::string& key) {
+  MutexLock lock(slow_mu_);
+  slow_retries_.erase(key);
+}
+
 void Controller::Work() {
   while (std::optional<std::string> key = queue_.Get()) {
     const Status status = sync_(*key);
@@ -95,11 +110,20 @@ void Controller::Work() {
     SyncOutcome outcome = SyncOutcome::kSuccess;
     if (status.ok()) {
       queue_.Forget(*key);
+      if (options_.slow_retry.has_value()) ForgetSlowRetry(*key);
     } else if (!IsRetryable(status)) {
       outcome = SyncOutcome::kTerminal;
       queue_.Forget(*key);
-      SW_LOG(kError, "{}: syncing {} failed, not retrying: {}", options_.name, *key,
-             status.ToString());
+      if (options_.slow_retry.has_value()) {
+        const Clock::Duration delay = NextSlowRetry(*key);
+        SW_LOG(kError, "{}: syncing {} failed, retrying in {}: {}", options_.name, *key,
+               FormatGoDuration(std::chrono::duration_cast<std::chrono::milliseconds>(delay)),
+               status.ToString());
+        queue_.AddAfter(*key, delay);
+      } else {
+        SW_LOG(kError, "{}: syncing {} failed, not retrying: {}", options_.name, *key,
+               status.ToString());
+      }
     } else if (queue_.NumRequeues(*key) < options_.max_retries) {
       outcome = SyncOutcome::kRetried;
       SW_VLOG(2, "{}: syncing {} failed, retrying: {}", options_.name, *key, status.ToString());
@@ -107,8 +131,17 @@ void Controller::Work() {
     } else {
       outcome = SyncOutcome::kDropped;
       queue_.Forget(*key);
-      SW_LOG(kWarning, "{}: dropping {} out of the queue after {} retries: {}", options_.name, *key,
-             options_.max_retries, status.ToString());
+      if (options_.slow_retry.has_value()) {
+        const Clock::Duration delay = NextSlowRetry(*key);
+        SW_LOG(kWarning, "{}: syncing {} failed {} times, retrying in {}: {}", options_.name, *key,
+               options_.max_retries + 1,
+               FormatGoDuration(std::chrono::duration_cast<std::chrono::milliseconds>(delay)),
+               status.ToString());
+        queue_.AddAfter(*key, delay);
+      } else {
+        SW_LOG(kWarning, "{}: dropping {} out of the queue after {} retries: {}", options_.name,
+               *key, options_.max_retries, status.ToString());
+      }
     }
     Count(outcome);
     if (on_outcome_) on_outcome_(*key, outcome, status);

@@ -79,6 +79,58 @@ TEST(ControllerTest, RetriesRetryableFailuresThenDrops) {
   EXPECT_EQ(queue->NumRequeues("down"), 0);
 }
 
+// slow_retry: a terminal failure, and a key past max_retries, come back after a slow backoff
+// (base, doubled, capped) instead of being given up; a success resets it. Without it, the
+// test above: given up.
+TEST(ControllerTest, SlowRetryBringsBackWhatWouldBeGivenUp) {
+  auto queue = FastQueue();
+  std::mutex mu;
+  std::map<std::string, std::vector<std::chrono::steady_clock::time_point>> calls;
+  std::vector<SyncOutcome> refused_outcomes;
+  ControllerOptions options{"test", 2, 1};
+  options.slow_retry = SlowRetry{40ms, 80ms};
+  Controller controller(
+      std::move(options), *queue,
+      [&](const std::string& key) -> Status {
+        std::lock_guard lock(mu);
+        calls[key].push_back(std::chrono::steady_clock::now());
+        if (key == "refused") {
+          // Refused three times (a 422), then the cause is fixed.
+          return calls[key].size() <= 3 ? Status(StatusCode::kInvalid, "refused") : Status();
+        }
+        return Status(StatusCode::kUnavailable, "server down");
+      },
+      [&](const std::string& key, SyncOutcome outcome, const Status&) {
+        std::lock_guard lock(mu);
+        if (key == "refused") refused_outcomes.push_back(outcome);
+      });
+  controller.Start();
+  queue->Add("refused");
+  queue->Add("down");
+  const auto count = [&](const std::string& key) {
+    std::lock_guard lock(mu);
+    return calls[key].size();
+  };
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while ((count("refused") < 4 || count("down") < 6) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(5ms);
+  }
+  std::this_thread::sleep_for(200ms);  // a success is not retried again
+  controller.Stop();
+  std::lock_guard lock(mu);
+  EXPECT_EQ(refused_outcomes,
+            (std::vector<SyncOutcome>{SyncOutcome::kTerminal, SyncOutcome::kTerminal,
+                                      SyncOutcome::kTerminal, SyncOutcome::kSuccess}));
+  const auto& refused = calls["refused"];
+  ASSERT_EQ(refused.size(), 4U);
+  EXPECT_GE(refused[1] - refused[0], 40ms);
+  EXPECT_GE(refused[2] - refused[1], 80ms);  // doubled
+  EXPECT_GE(refused[3] - refused[2], 80ms);  // capped
+  // max_retries 1: a fast retry, then the slow one, and so on: never dropped for good.
+  EXPECT_GE(calls["down"].size(), 6U);
+}
+
 // With a registry, every sync is counted under controller-runtime's metric names: successes and
 // errors per controller, and terminal errors apart.
 TEST(ControllerTest, CountsSyncsUnderControllerRuntimeNames) {

@@ -3,23 +3,36 @@
 // Status is requeued with the queue's rate limiter until it has been retried max_retries times,
 // then dropped with a log line (a later event for the key enqueues it again); a terminal failure
 // (IsRetryable false: Invalid, Forbidden, BadRequest...) is not retried and is counted in
-// controller-runtime's controller_runtime_terminal_reconcile_errors_total. Stop() drains the syncs
-// in flight. Thread-safe.
+// controller-runtime's controller_runtime_terminal_reconcile_errors_total. With
+// ControllerOptions::slow_retry, neither is given up for good: the key comes back after a slow
+// backoff (a write the server refused is retried, so a fixed cluster heals). Stop() drains the
+// syncs in flight. Thread-safe.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "slicewright/base/clock.h"
 #include "slicewright/base/mutex.h"
 #include "slicewright/base/status.h"
 #include "slicewright/runtime/metrics.h"
 #include "slicewright/runtime/work_queue.h"
 
 namespace slicewright::runtime {
+
+// The backoff of keys client-go would give up (a terminal failure, or max_retries retryable ones):
+// `base` the first time, doubled each time after, at most `max`; a success resets it.
+struct SlowRetry {
+  Clock::Duration base = std::chrono::seconds(30);
+  Clock::Duration max = std::chrono::minutes(10);
+};
 
 struct ControllerOptions {
   std::string name;  // for logs: "endpointslice"
@@ -33,6 +46,11 @@ struct ControllerOptions {
   // keep it to 8 bytes so that a marker ("c2-") and the index fit in 15. Empty: `name`.
   // (Braced, so that {name, workers, max_retries} initializers need not list it.)
   std::string thread_name{};
+  // Unset: a terminal failure is not retried, and a key is dropped after max_retries (client-go's
+  // behaviour); a later event for the key queues it again. Set: both come back after SlowRetry's
+  // backoff, for controllers whose keys no later event may wake (the MCS agent's: a refused
+  // write of an import must heal once the cause is fixed, without a change to the import).
+  std::optional<SlowRetry> slow_retry{};
 };
 
 // What happened to one sync, for the controller's own metrics (e.g. endpoint_slice_controller
@@ -61,6 +79,9 @@ class Controller final {
  private:
   void Work();
   void Count(SyncOutcome outcome);
+  // The next slow retry's delay for `key` (slow_retry set), and counts it.
+  Clock::Duration NextSlowRetry(const std::string& key);
+  void ForgetSlowRetry(const std::string& key);
 
   // The series of ControllerOptions::metrics for this controller; null without a registry.
   struct SyncCounters {
@@ -78,6 +99,9 @@ class Controller final {
   SyncCounters counters_;  // set in the constructor
   Mutex mu_;
   std::vector<std::thread> workers_ SW_GUARDED_BY(mu_);
+  // slow_retry: how many slow retries each key had since its last success.
+  Mutex slow_mu_;
+  std::map<std::string, int> slow_retries_ SW_GUARDED_BY(slow_mu_);
 };
 
 }  // namespace slicewright::runtime
