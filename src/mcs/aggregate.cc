@@ -434,4 +434,25 @@ EndpointSliceObjectsDecision DecideEndpointSliceObjects(bool wanted, bool synced
   return {EndpointSliceObjects::kAbsent, current == EndpointSliceObjects::kAbsent};
 }
 
+model::Condition ImportRefusedCondition(std::string_view what, const Status& refusal) {
+  const auto about_families = [](std::string_view text) {
+    return text.find("spec.ipFamilies") != std::string_view::npos ||
+           text.find("spec.ipFamilyPolicy") != std::string_view::npos;
+  };
+  bool families = refusal.code() == StatusCode::kInvalid &&
+                  (about_families(refusal.field()) || about_families(refusal.message()));
+  for (const StatusCause& cause : refusal.causes()) {
+    if (refusal.code() == StatusCode::kInvalid && about_families(cause.field)) families = true;
+  }
+  model::Condition ready;
+  ready.type = std::string(model::kConditionReady);
+  ready.status = std::string(model::kConditionFalse);
+  ready.reason = std::string(families ? model::kReasonIPFamilyNotSupported : model::kReasonFailed);
+  ready.message = "This cluster's API server refused " + std::string(what) + ": " +
+                  refusal.ToString() + ". Retried with backoff.";
+  constexpr std::size_t kMaxMessage = 32768;  // metav1.Condition's limit
+  if (ready.message.size() > kMaxMessage) ready.message.resize(kMaxMessage);
+  return ready;
+}
+
 }  // namespace slicewright::mcs

@@ -613,6 +613,38 @@ TEST(AggregateTest, ParsesThePolicyFlag) {
 }
 
 // Every transition of spec §8.4.
+// A refused write of the import's objects: IPFamilyNotSupported when the server's refusal names
+// the IP family fields (kube-apiserver's 422 for a dual-stack Service on a single-stack cluster),
+// else Failed; the message names what and quotes the server.
+TEST(ImportRefusedConditionTest, ReasonFollowsTheRefusal) {
+  Status not_dual_stack(StatusCode::kInvalid,
+                        "Service \"derived-x\" is invalid: spec.ipFamilyPolicy: Invalid value: "
+                        "\"RequireDualStack\": this cluster is not configured for dual-stack "
+                        "services");
+  model::Condition ready = ImportRefusedCondition("the derived Service derived-x", not_dual_stack);
+  EXPECT_EQ(ready.type, "Ready");
+  EXPECT_EQ(ready.status, "False");
+  EXPECT_EQ(ready.reason, "IPFamilyNotSupported");
+  EXPECT_NE(ready.message.find("refused the derived Service derived-x: "), std::string::npos)
+      << ready.message;
+  EXPECT_NE(ready.message.find("not configured for dual-stack"), std::string::npos);
+  // The field given as a cause only (IPv6 on an IPv4 cluster).
+  Status v6(StatusCode::kInvalid, "Service \"derived-x\" is invalid");
+  v6.WithCauses({{"FieldValueInvalid", "Invalid value: \"IPv6\": not configured on this cluster",
+                  "spec.ipFamilies[0]"}});
+  EXPECT_EQ(ImportRefusedCondition("the derived Service derived-x", v6).reason,
+            "IPFamilyNotSupported");
+  // Anything else: Failed.
+  const Status forbidden(StatusCode::kForbidden,
+                         "endpointslices is forbidden: spec.ipFamilies is not the point");
+  EXPECT_EQ(ImportRefusedCondition("its MCS EndpointSlices", forbidden).reason, "Failed");
+  const Status ports(StatusCode::kInvalid, "spec.ports[0].port: Invalid value: 0");
+  EXPECT_EQ(ImportRefusedCondition("the derived Service derived-x", ports).reason, "Failed");
+  EXPECT_LE(ImportRefusedCondition("x", Status(StatusCode::kInvalid, std::string(40000, 'a')))
+                .message.size(),
+            32768U);
+}
+
 TEST(DecideEndpointSliceObjectsTest, Transitions) {
   struct Case {
     std::string_view name;

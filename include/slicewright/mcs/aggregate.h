@@ -69,6 +69,14 @@ struct Aggregation {
 std::optional<Aggregation> Aggregate(std::span<const model::ServiceExportRecord> records,
                                      const ImportingCluster& here);
 
+// The import's Ready when this cluster's API server refused a write the import needs (`what`:
+// "the derived Service derived-abc"; `refusal`: the server's answer, a terminal error): False, and
+// the reason is IPFamilyNotSupported when the refusal is about the IP families (a field
+// spec.ipFamilies or spec.ipFamilyPolicy: e.g. a RequireDualStack Service on a single-stack
+// cluster, spec §2.5), else Failed (as a ServiceExport's Ready for a refused publication); the
+// message names what was refused and gives the server's answer.
+model::Condition ImportRefusedCondition(std::string_view what, const Status& refusal);
+
 // The spec §8.4 transition of status.endpointSliceObjects.
 struct EndpointSliceObjectsDecision {
   model::EndpointSliceObjects write = model::EndpointSliceObjects::kAbsent;  // never kUnset

@@ -488,6 +488,7 @@ void Agent::Start() {
   export_options.thread_name = "mcs-ex";
   export_options.workers = options_.concurrent_syncs;
   export_options.max_retries = options_.max_retries;
+  export_options.slow_retry = options_.slow_retry;
   export_options.metrics = deps_.metrics;
   runtime::ControllerOptions import_options = export_options;  // before export_options is moved
   import_options.name = "mcs-import";
@@ -576,6 +577,7 @@ Status Agent::SyncExport(const std::string& key) {
 
   // Publish (or withdraw) the record.
   Status publish;
+  Status withdraw;
   std::optional<model::ServiceExportRecord> published;  // as the broker holds it (with its uid)
   if (validation.record.has_value()) {
     model::ServiceExportRecord& record = *validation.record;
@@ -607,10 +609,33 @@ Status Agent::SyncExport(const std::string& key) {
       SW_LOG(kWarning, "mcs agent: {}: publishing to the broker: {}", key, publish.ToString());
     }
   } else if (existing != nullptr) {
-    const Status deleted = record_client_.Delete(options_.broker_namespace, record_name);
-    if (!deleted.ok() && !IsNotFound(deleted)) return deleted;
-    SW_RETURN_IF_ERROR(DeleteBrokerSlices(key));
+    // No longer valid: withdrawn (its conditions say why, whatever the broker answers).
+    withdraw = record_client_.Delete(options_.broker_namespace, record_name);
+    if (IsNotFound(withdraw)) withdraw = Status();
+    if (withdraw.ok()) withdraw = DeleteBrokerSlices(key);
   }
+
+  // Its EndpointSlices in the broker (owned by the record). Refused there (the forging guard, a
+  // validation), the export is not Ready either, and says why; a stale cache or an outage is
+  // retried without touching the conditions (Ready would flap).
+  std::optional<std::size_t> broker_slices;
+  Status slices;
+  if (published.has_value()) {
+    Result<std::size_t> synced = SyncBrokerSlices(*published);
+    if (synced.ok()) {
+      broker_slices = *synced;
+    } else {
+      slices = synced.status();
+      if (!IsRetryable(slices)) {
+        SW_LOG(kWarning, "mcs agent: {}: writing its EndpointSlices to the broker: {}", key,
+               slices.ToString());
+      }
+    }
+  }
+  const Status ready = !publish.ok() ? publish
+                       : slices.ok() || IsRetryable(slices)
+                           ? Status()
+                           : Status(slices.code(), "its EndpointSlices: " + slices.ToString());
 
   // Conditions: Valid, Ready, and Conflict as the records (ours as just written) aggregate.
   const std::int64_t generation = service_export->metadata.generation;
@@ -619,7 +644,7 @@ Status Agent::SyncExport(const std::string& key) {
   std::vector<model::Condition>& conditions = updated.status.conditions;
   Apply(conditions, validation.valid, generation, now);
   if (validation.record.has_value()) {
-    Apply(conditions, ::slicewright::mcs::ExportReadyCondition(publish), generation, now);
+    Apply(conditions, ::slicewright::mcs::ExportReadyCondition(ready), generation, now);
     std::vector<model::ServiceExportRecord> records = RecordsFor(key);
     std::erase_if(records, [this](const auto& r) { return r.spec.cluster == here_.cluster_id; });
     if (publish.ok()) records.push_back(*validation.record);
@@ -642,15 +667,17 @@ Status Agent::SyncExport(const std::string& key) {
     Result<model::ServiceExport> written = export_client_.UpdateStatus(updated);
     if (!written.ok()) return written.status();  // a conflict retries on the next cache state
   }
+  // A refusal is retried with backoff (Options::slow_retry), its conditions saying why.
   SW_RETURN_IF_ERROR(publish);
+  SW_RETURN_IF_ERROR(withdraw);
   if (!published.has_value()) return Status();
-  SW_ASSIGN_OR_RETURN(const std::size_t broker_slices, SyncBrokerSlices(*published));
+  SW_RETURN_IF_ERROR(slices);
   // Importers count this cluster's slices as written once the record says so (spec §8.4:
   // Present only after every source cluster's slices exist). Said once, on the first success.
   if (!published->metadata.annotations.contains(kAnnotationSlicesPublished)) {
     model::ServiceExportRecord marked = *published;
     marked.metadata.annotations[std::string(kAnnotationSlicesPublished)] =
-        std::to_string(broker_slices);
+        std::to_string(*broker_slices);
     return record_client_.Update(marked).status();
   }
   return Status();
@@ -798,8 +825,24 @@ Status Agent::SyncImport(const std::string& key) {
     }
   }
 
+  // A write of the import's objects that this cluster's API server refuses (a terminal error, not
+  // a stale cache or an outage) is never dropped in silence: the import's Ready says what and
+  // why, and the key is retried with backoff (Options::slow_retry) until it goes through.
+  Status refused;
+  model::Condition refused_ready;
+  const auto refusal = [&](std::string_view what, const Status& status) -> Status {
+    if (IsRetryable(status)) return status;
+    SW_LOG(kWarning, "mcs agent: {}: the API server refused {}: {}", key, what, status.ToString());
+    if (refused.ok()) {
+      refused = status;
+      refused_ready = ::slicewright::mcs::ImportRefusedCondition(what, status);
+    }
+    return Status();
+  };
+
   model::ServiceImport written;
   if (current == nullptr) {
+    // Refused, there is no object to say why: logged, and retried with backoff.
     Result<model::ServiceImport> created = import_client_.Create(desired);
     if (!created.ok()) return CacheBehind(created.status());
     written = std::move(created).value();
@@ -811,25 +854,39 @@ Status Agent::SyncImport(const std::string& key) {
     written.spec = desired.spec;
     written.metadata.labels = desired.metadata.labels;
     written.metadata.annotations = desired.metadata.annotations;
-    SW_ASSIGN_OR_RETURN(written, import_client_.Update(written));
+    Result<model::ServiceImport> updated = import_client_.Update(written);
+    if (updated.ok()) {
+      written = std::move(updated).value();
+    } else {
+      SW_RETURN_IF_ERROR(refusal("the ServiceImport's update", updated.status()));
+      written = *current;
+    }
   } else {
     written = *current;
   }
 
-  if (derived_service) {
-    SW_ASSIGN_OR_RETURN(const std::optional<model::Service> derived, EnsureDerivedService(written));
-    // A derived Service just created has its ClusterIP(s) in the create's answer: spec.ips now,
-    // from the import as just written, rather than on the next sync, which woken by the
-    // Service's add event would start from a cache that may not have our writes yet (a
-    // conflict, retried with backoff: under a burst of exports, rounds and writes wasted).
-    if (derived.has_value()) {
-      std::vector<std::string> ips = ClusterSetIps(*derived, written.spec.ip_families);
+  if (derived_service && refused.ok()) {
+    Result<std::optional<model::Service>> derived = EnsureDerivedService(written);
+    if (!derived.ok()) {
+      SW_RETURN_IF_ERROR(refusal("the derived Service " + derived_name, derived.status()));
+    } else if (derived->has_value()) {
+      // A derived Service just created has its ClusterIP(s) in the create's answer: spec.ips
+      // now, from the import as just written, rather than on the next sync, which woken by the
+      // Service's add event would start from a cache that may not have our writes yet (a
+      // conflict, retried with backoff: under a burst of exports, rounds and writes wasted).
+      std::vector<std::string> ips = ClusterSetIps(**derived, written.spec.ip_families);
       if (!ips.empty() && ips != written.spec.ips) {
-        written.spec.ips = std::move(ips);
-        SW_ASSIGN_OR_RETURN(written, import_client_.Update(written));
+        model::ServiceImport with_ips = written;
+        with_ips.spec.ips = std::move(ips);
+        Result<model::ServiceImport> updated = import_client_.Update(with_ips);
+        if (updated.ok()) {
+          written = std::move(updated).value();
+        } else {
+          SW_RETURN_IF_ERROR(refusal("the ServiceImport's spec.ips", updated.status()));
+        }
       }
     }
-  } else if (services_.store().Get(ns, derived_name) != nullptr) {
+  } else if (!derived_service && services_.store().Get(ns, derived_name) != nullptr) {
     // Headless imports have no derived Service and no IPs (spec §6 C4), nor have imports this
     // cluster cannot serve.
     const Status deleted = service_client_.Delete(ns, derived_name);
@@ -849,6 +906,9 @@ Status Agent::SyncImport(const std::string& key) {
   if (aggregation->endpoint_slices) {
     slices_synced =
         SyncImportedSlices(written, live_clusters, cluster_set_ip ? derived_name : std::string());
+    if (!slices_synced.ok() && !IsRetryable(slices_synced)) {
+      SW_RETURN_IF_ERROR(refusal("its MCS EndpointSlices", slices_synced));
+    }
     const bool first_status =
         written.status.endpoint_slice_objects == model::EndpointSliceObjects::kUnset;
     for (const model::ServiceExportRecord& record : records) {
@@ -865,7 +925,7 @@ Status Agent::SyncImport(const std::string& key) {
     }
     // A new import's first status waits (a moment, kPublishWait) for its slices to be complete:
     // the error retries it, and the events of what completes them queue it at once.
-    if (!slices_synced.ok() &&
+    if (!slices_synced.ok() && refused.ok() &&
         written.status.endpoint_slice_objects == model::EndpointSliceObjects::kUnset &&
         SinceFirstSync(written.metadata.uid) < kPublishWait) {
       return slices_synced;
@@ -876,8 +936,8 @@ Status Agent::SyncImport(const std::string& key) {
           aggregation->endpoint_slices, slices_synced.ok(), written.status.endpoint_slice_objects);
   model::ServiceImport status_update = written;
   status_update.status.clusters = live_clusters;
-  Apply(status_update.status.conditions, aggregation->ready, written.metadata.generation,
-        WallNow());
+  Apply(status_update.status.conditions, refused.ok() ? aggregation->ready : refused_ready,
+        written.metadata.generation, WallNow());
   status_update.status.endpoint_slice_objects = decision.write;
   if (status_update.status != written.status) {
     SW_RETURN_IF_ERROR(import_client_.UpdateStatus(status_update).status());
@@ -885,6 +945,7 @@ Status Agent::SyncImport(const std::string& key) {
   ForgetFirstSync(written.metadata.uid);
   // Absent first, then the slices go (the status update above requeues this import).
   if (decision.delete_slices) SW_RETURN_IF_ERROR(DeleteImportedSlices(key, {}));
+  SW_RETURN_IF_ERROR(refused);
   if (aggregation->endpoint_slices) return slices_synced;
   return Status();
 }

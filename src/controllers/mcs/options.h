@@ -5,6 +5,7 @@
 #include <string>
 
 #include "slicewright/model/mcs.h"
+#include "slicewright/runtime/controller.h"
 
 namespace slicewright::controllers::mcs {
 
@@ -22,6 +23,11 @@ struct Options {
   // This cluster's Lease in the broker (liveness.h); renewed every third of it.
   std::chrono::milliseconds lease_duration{30'000};  // --mcs-lease-duration
   int max_retries = 15;
+  // A key whose write the server refused (a terminal error: the ServiceImport's or
+  // ServiceExport's Ready says why), or that failed max_retries times, is synced again after this
+  // backoff (30 s, doubled up to 10 min), never dropped: no later event may come for it, and a
+  // fixed cluster must heal.
+  runtime::SlowRetry slow_retry{};
   // The clusterset.local DNS responder (src/dns): UDP and TCP on this address ("host:port"; ""
   // serves no DNS). In a pod, ":53" behind a Service the cluster's CoreDNS forwards the zone to.
   std::string dns_address = "127.0.0.1:5353";  // --mcs-dns-address

@@ -1,0 +1,272 @@
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include <gtest/gtest.h>
+
+#include "slicewright/client/typed_client.h"
+#include "slicewright/codec/mcs.h"
+#include "slicewright/mcs/identity.h"
+#include "slicewright/model/mcs.h"
+#include "slicewright/model/well_known.h"
+
+#include "controllers/mcs/agent.h"
+#include "controllers/mcs/kinds.h"
+#include "fakes/fault_proxy.h"
+#include "fakes/loopback.h"
+#include "fakes/loopback_api_server.h"
+
+// A write the API server refuses is never dropped in silence (issue #30): the object's Ready says
+// why and the agent retries it with backoff until it goes through. The agent talks to its cluster
+// and to the broker through a FaultProxy that refuses the writes a real server refused: the
+// derived Service of a dual-stack import on an IPv4-only cluster (kube-apiserver's 422 "not
+// configured for dual-stack", issue #30), the import's MCS EndpointSlices, the export's broker
+// EndpointSlices (a broker's forging guard, 403). Without the slow retry, each stayed refused
+// after the cause was gone.
+namespace slicewright::controllers::mcs {
+namespace {
+
+using test_support::CreateNamespace;
+using test_support::Eventually;
+using test_support::LoopbackClient;
+using test_support::StartLoopbackApiServer;
+using test_support::TempDir;
+
+constexpr char kNamespace[] = "mcs-refusals";
+
+// kube-apiserver's answer to a RequireDualStack Service on a single-stack cluster (v1.34.2).
+constexpr char kNotDualStack[] = R"({"kind":"Status","apiVersion":"v1","metadata":{},
+"status":"Failure","message":"Service \"refused\" is invalid: spec.ipFamilyPolicy: Invalid value: \"RequireDualStack\": this cluster is not configured for dual-stack services",
+"reason":"Invalid","details":{"name":"refused","kind":"Service","causes":[{"reason":"FieldValueInvalid",
+"message":"Invalid value: \"RequireDualStack\": this cluster is not configured for dual-stack services",
+"field":"spec.ipFamilyPolicy"}]},"code":422})";
+
+// A ValidatingAdmissionPolicy's refusal (the broker's forging guard, deploy/mcs/broker).
+constexpr char kForbidden[] = R"({"kind":"Status","apiVersion":"v1","metadata":{},
+"status":"Failure","message":"endpointslices.discovery.k8s.io \"x\" is forbidden: ValidatingAdmissionPolicy 'slicewright-mcs-member-owns-its-cluster' with binding 'slicewright-mcs-member-owns-its-cluster' denied request: member cluster-a may only write EndpointSlices labelled multicluster.kubernetes.io/source-cluster=cluster-a",
+"reason":"Forbidden","details":{"name":"x","group":"discovery.k8s.io","kind":"endpointslices"},"code":403})";
+
+const model::Condition* FindCondition(const std::vector<model::Condition>& conditions,
+                                      std::string_view type) {
+  for (const model::Condition& condition : conditions) {
+    if (condition.type == type) return &condition;
+  }
+  return nullptr;
+}
+
+class AgentRefusalsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    member_server_ = StartLoopbackApiServer(member_dir_.path(), /*mcs_crds=*/true);
+    broker_server_ = StartLoopbackApiServer(broker_dir_.path(), /*mcs_crds=*/true);
+    ASSERT_NE(member_server_, nullptr);
+    ASSERT_NE(broker_server_, nullptr);
+    member_ = LoopbackClient(member_server_->port());
+    broker_ = LoopbackClient(broker_server_->port());
+    ASSERT_TRUE(CreateNamespace(*broker_, std::string(model::kDefaultBrokerNamespace)).ok());
+    ASSERT_TRUE(CreateNamespace(*member_, kNamespace).ok());
+    member_proxy_ =
+        std::move(fakes::FaultProxy::Start("127.0.0.1", member_server_->port())).value();
+    broker_proxy_ =
+        std::move(fakes::FaultProxy::Start("127.0.0.1", broker_server_->port())).value();
+    agent_member_ = LoopbackClient(member_proxy_->port());
+    agent_broker_ = LoopbackClient(broker_proxy_->port());
+  }
+
+  void TearDown() override {
+    if (agent_ != nullptr) agent_->Stop();
+    if (member_informers_ != nullptr) member_informers_->Stop();
+    if (broker_informers_ != nullptr) broker_informers_->Stop();
+  }
+
+  // The agent of cluster-a (whose families the flag says), through the proxies; slow retries
+  // after 100 ms, doubled up to 400 ms.
+  void Run(const std::string& families) {
+    member_informers_ = std::make_unique<cache::InformerFactory>(*agent_member_);
+    broker_informers_ = std::make_unique<cache::InformerFactory>(*agent_broker_);
+    Options options;
+    options.cluster_id = "cluster-a";
+    options.cluster_ip_families = families;
+    options.dns_address = "";
+    options.slow_retry = {std::chrono::milliseconds(100), std::chrono::milliseconds(400)};
+    Result<std::unique_ptr<Agent>> created =
+        Agent::Create(std::move(options), {.client = agent_member_.get(),
+                                           .informers = member_informers_.get(),
+                                           .broker = agent_broker_.get(),
+                                           .broker_informers = broker_informers_.get()});
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    agent_ = std::move(created).value();
+    member_informers_->Start();
+    broker_informers_->Start();
+    ASSERT_TRUE(member_informers_->WaitForCacheSync(std::chrono::seconds(10)));
+    ASSERT_TRUE(broker_informers_->WaitForCacheSync(std::chrono::seconds(10)));
+    agent_->Start();
+  }
+
+  // A dual-stack (RequireDualStack) Service with one ready endpoint in its own EndpointSlice, and
+  // its ServiceExport: written directly, not through the proxies.
+  void ExportDualStack(const std::string& name) {
+    model::Service service;
+    service.metadata.namespace_ = kNamespace;
+    service.metadata.name = name;
+    service.spec.selector = model::StringMap{{"app", name}};
+    service.spec.ip_families = {"IPv4", "IPv6"};
+    service.spec.ip_family_policy = "RequireDualStack";
+    service.spec.ports.emplace_back().port = 80;
+    ASSERT_TRUE(
+        client::TypedClient<model::Service>(*member_, client::ServiceCodec()).Create(service).ok());
+    model::EndpointSlice slice;
+    slice.metadata.namespace_ = kNamespace;
+    slice.metadata.name = name + "-abcde";
+    slice.metadata.labels[std::string(model::kLabelServiceName)] = name;
+    slice.metadata.labels[std::string(model::kLabelManagedBy)] = "endpointslice-controller.k8s.io";
+    slice.address_type = "IPv4";
+    model::Endpoint& endpoint = slice.endpoints.emplace_back();
+    endpoint.addresses = {"10.244.0.7"};
+    endpoint.conditions.ready = true;
+    model::EndpointPort& port = slice.ports.emplace_back();
+    port.port = 80;
+    port.protocol = "TCP";
+    ASSERT_TRUE(client::TypedClient<model::EndpointSlice>(*member_, client::EndpointSliceCodec())
+                    .Create(slice)
+                    .ok());
+    model::ServiceExport service_export;
+    service_export.metadata.namespace_ = kNamespace;
+    service_export.metadata.name = name;
+    ASSERT_TRUE(client::TypedClient<model::ServiceExport>(*member_, ServiceExportCodec())
+                    .Create(service_export)
+                    .ok());
+  }
+
+  std::optional<model::ServiceImport> Import(const std::string& name) {
+    Result<model::ServiceImport> got =
+        client::TypedClient<model::ServiceImport>(*member_, ServiceImportCodec())
+            .Get(kNamespace, name);
+    if (!got.ok()) return std::nullopt;
+    return std::move(got).value();
+  }
+
+  std::optional<model::ServiceExport> GetExport(const std::string& name) {
+    Result<model::ServiceExport> got =
+        client::TypedClient<model::ServiceExport>(*member_, ServiceExportCodec())
+            .Get(kNamespace, name);
+    if (!got.ok()) return std::nullopt;
+    return std::move(got).value();
+  }
+
+  // The ServiceExport's Ready as "status reason", "" without one.
+  std::string ExportReady(const std::string& name, std::string* message = nullptr) {
+    const std::optional<model::ServiceExport> got = GetExport(name);
+    const model::Condition* ready =
+        got ? FindCondition(got->status.conditions, model::kConditionReady) : nullptr;
+    if (ready == nullptr) return "";
+    if (message != nullptr) *message = ready->message;
+    return ready->status + " " + ready->reason;
+  }
+
+  // The import's Ready as "status reason", "" without one.
+  std::string ImportReady(const std::string& name, std::string* message = nullptr) {
+    const std::optional<model::ServiceImport> got = Import(name);
+    const model::Condition* ready =
+        got ? FindCondition(got->status.conditions, model::kConditionReady) : nullptr;
+    if (ready == nullptr) return "";
+    if (message != nullptr) *message = ready->message;
+    return ready->status + " " + ready->reason;
+  }
+
+  TempDir member_dir_;
+  TempDir broker_dir_;
+  std::unique_ptr<apiserver::RunningApiServer> member_server_;
+  std::unique_ptr<apiserver::RunningApiServer> broker_server_;
+  std::unique_ptr<client::RestClient> member_;
+  std::unique_ptr<client::RestClient> broker_;
+  std::unique_ptr<fakes::FaultProxy> member_proxy_;
+  std::unique_ptr<fakes::FaultProxy> broker_proxy_;
+  std::unique_ptr<client::RestClient> agent_member_;
+  std::unique_ptr<client::RestClient> agent_broker_;
+  std::unique_ptr<cache::InformerFactory> member_informers_;
+  std::unique_ptr<cache::InformerFactory> broker_informers_;
+  std::unique_ptr<Agent> agent_;
+};
+
+// The derived Service of a dual-stack import refused as kube-apiserver refuses it on an IPv4-only
+// cluster (an agent told the wrong families): the import says Ready=False IPFamilyNotSupported
+// with the server's answer, has no ClusterSetIP, and the write is retried; once the server takes
+// it (the cluster fixed), the import heals on its own: Ready, both IPs.
+TEST_F(AgentRefusalsTest, ARefusedDerivedServiceIsReportedAndRetried) {
+  const fakes::RuleId refused = member_proxy_->Add(
+      fakes::Match::Post(std::string("/namespaces/") + kNamespace + "/services").Forever(),
+      fakes::Fault::Respond(422, kNotDualStack));
+  Run("IPv4,IPv6");
+  ExportDualStack("web");
+  std::string message;
+  ASSERT_TRUE(Eventually([&] {
+    return ImportReady("web", &message) == "False IPFamilyNotSupported";
+  })) << ImportReady("web", &message)
+      << ": " << message;
+  const std::string derived = ::slicewright::mcs::DerivedServiceName(kNamespace, "web");
+  EXPECT_NE(message.find("the derived Service " + derived), std::string::npos) << message;
+  EXPECT_NE(message.find("this cluster is not configured for dual-stack services"),
+            std::string::npos)
+      << message;
+  EXPECT_TRUE(Import("web")->spec.ips.empty());
+  // Retried with backoff, not given up: once everything else settled (the export published, no
+  // event left to requeue the import), the refused create keeps coming back.
+  ASSERT_TRUE(Eventually([&] { return ExportReady("web") == "True Exported"; }))
+      << ExportReady("web");
+  const int hits = member_proxy_->Hits(refused);
+  EXPECT_TRUE(member_proxy_->WaitForHits(refused, hits + 3, std::chrono::seconds(10)))
+      << member_proxy_->Hits(refused) - hits << " retries";
+
+  member_proxy_->ClearRules();
+  ASSERT_TRUE(Eventually([&] {
+    const std::optional<model::ServiceImport> got = Import("web");
+    return ImportReady("web") == "True Ready" && got->spec.ips.size() == 2;
+  })) << ImportReady("web", &message)
+      << ": " << message;
+}
+
+// The import's MCS EndpointSlices refused (403): Ready=False Failed saying so, endpointSliceObjects
+// Absent (they are not there), retried until they are written: then Ready and Present. The
+// export's slices refused in the broker (the forging guard): its ServiceExport is Ready=False
+// Failed with the broker's answer, and heals the same way.
+TEST_F(AgentRefusalsTest, RefusedEndpointSlicesAreReportedAndRetried) {
+  member_proxy_->Add(
+      fakes::Match::Post(std::string("/namespaces/") + kNamespace + "/endpointslices").Forever(),
+      fakes::Fault::Respond(403, kForbidden));
+  const fakes::RuleId broker_refused = broker_proxy_->Add(
+      fakes::Match::Post(std::string("/namespaces/") + std::string(model::kDefaultBrokerNamespace) +
+                         "/endpointslices")
+          .Forever(),
+      fakes::Fault::Respond(403, kForbidden));
+  Run("IPv4,IPv6");
+  ExportDualStack("web");
+
+  const auto export_ready = [&](std::string* message) { return ExportReady("web", message); };
+  std::string message;
+  ASSERT_TRUE(Eventually([&] { return export_ready(&message) == "False Failed"; }))
+      << export_ready(&message) << ": " << message;
+  EXPECT_NE(message.find("its EndpointSlices"), std::string::npos) << message;
+  EXPECT_NE(message.find("ValidatingAdmissionPolicy"), std::string::npos) << message;
+  EXPECT_TRUE(broker_proxy_->WaitForHits(broker_refused, 3, std::chrono::seconds(10)));
+  broker_proxy_->ClearRules();
+  ASSERT_TRUE(Eventually([&] { return export_ready(&message) == "True Exported"; }))
+      << export_ready(&message) << ": " << message;
+
+  // The broker now holds the slice; this cluster's own import of it is refused here.
+  ASSERT_TRUE(Eventually([&] { return ImportReady("web", &message) == "False Failed"; }))
+      << ImportReady("web", &message) << ": " << message;
+  EXPECT_NE(message.find("its MCS EndpointSlices"), std::string::npos) << message;
+  EXPECT_NE(Import("web")->status.endpoint_slice_objects, model::EndpointSliceObjects::kPresent);
+  member_proxy_->ClearRules();
+  ASSERT_TRUE(Eventually([&] {
+    return ImportReady("web") == "True Ready" &&
+           Import("web")->status.endpoint_slice_objects == model::EndpointSliceObjects::kPresent;
+  })) << ImportReady("web", &message)
+      << ": " << message;
+}
+
+}  // namespace
+}  // namespace slicewright::controllers::mcs
