@@ -28,6 +28,7 @@ when KUBEBUILDER_ASSETS is unset, with one line saying how to set it.
 """
 
 import base64
+import ipaddress
 import json
 import os
 import shutil
@@ -196,7 +197,8 @@ class Kubelet:
       KEEP_TERMINATING stays Terminating (the terminating-endpoint scenarios);
     - with run_pods: a pending pod with no node is bound to one of the Nodes (round robin; three
       Nodes are registered when there are none), and a bound pod not yet Running becomes Running
-      and Ready with an address from 10.244.0.0/16 (and fd00:10:244::/64 on a dual-stack plane).
+      and Ready with an address from 10.(244+K).0.0/16 (and fd00:10:244:K::/64 on a dual-stack
+      plane), K the plane's pod_cidr_index (0 by default; clusters of one ClusterSet differ).
     Runs on a daemon thread until stop()."""
 
     KEEP_TERMINATING = "test.slicewright.io/keep-terminating"
@@ -303,9 +305,10 @@ class Kubelet:
     def _start(self, pod, path):
         self.next_ip += 1
         n = self.next_ip
-        ips = ["10.244.%d.%d" % (n // 250, n % 250 + 1)]
+        k = self.plane.pod_cidr_index
+        ips = ["10.%d.%d.%d" % (244 + k, n // 250, n % 250 + 1)]
         if self.plane.dual_stack:
-            ips.append("fd00:10:244::%x" % n)
+            ips.append(str(ipaddress.IPv6Address("fd00:10:244:%x::%x" % (k, n))))
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         containers = pod.get("spec", {}).get("containers", [])
         status = {
@@ -327,10 +330,13 @@ class ControlPlane:
     dual_stack: Service CIDRs 10.96.0.0/16 and fd00:10:96::/112 (IPv4 primary), else the first.
     base_controllers: kube-controller-manager's controllers to run from the start (() for none).
     run_pods: the Kubelet also schedules and runs pods (for workload controllers' pods).
+    pod_cidr_index: K of the Kubelet's pod addresses, 10.(244+K).0.0/16 and fd00:10:244:K::/64
+      (as `slicewright dev --clusters N` numbers its members' CIDRs), so that the clusters of one
+      ClusterSet give their pods different addresses.
     """
 
     def __init__(self, workdir, assets=None, dual_stack=False, base_controllers=BASE_CONTROLLERS,
-                 name="cluster", run_pods=False):
+                 name="cluster", run_pods=False, pod_cidr_index=0):
         self.assets = assets or skip_unless_assets()
         self.workdir = workdir
         self.name = name
@@ -343,6 +349,7 @@ class ControlPlane:
         self.version = None
         self.startup_seconds = None
         self.run_pods = run_pods
+        self.pod_cidr_index = pod_cidr_index
         self.kubelet = None
 
     def binary(self, name):
