@@ -83,7 +83,18 @@ DesiredEndpoints DesiredImportedSlices(const model::ServiceImport& service_impor
   if (!derived_service.empty()) {
     desired.labels[std::string(model::kLabelServiceName)] = std::string(derived_service);
   }
-  AddGroups(broker_slices, /*keep_local=*/true, desired);
+  const std::vector<std::string>& families = service_import.spec.ip_families;
+  if (families.empty()) {
+    AddGroups(broker_slices, /*keep_local=*/true, desired);
+    return desired;
+  }
+  std::vector<model::EndpointSlice> of_families;
+  for (const model::EndpointSlice& slice : broker_slices) {
+    if (std::find(families.begin(), families.end(), slice.address_type) != families.end()) {
+      of_families.push_back(slice);
+    }
+  }
+  AddGroups(of_families, /*keep_local=*/true, desired);
   return desired;
 }
 

@@ -2,6 +2,10 @@
 // PlanSlices plans them; and the tracker keyed by MCS owners.
 #include "slicewright/reconcile/mcs_source.h"
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "slicewright/reconcile/tracker.h"
@@ -107,6 +111,41 @@ TEST(McsSourceTest, ImportedSlicesFromOneClusterAndNothingWhenUnchanged) {
   EXPECT_TRUE(
       PlanSlices(DesiredImportedSlices(service_import, "cluster-1", "", {}), {}, McsPlanOptions())
           .actions.empty());
+}
+
+// A dual-stack export imported into an IPv4-only cluster (the import's families: IPv4): its IPv6
+// endpoints are not imported there. Without families (never aggregated yet), every slice.
+TEST(McsSourceTest, ImportedSlicesOnlyOfTheImportsFamilies) {
+  model::ServiceImport service_import;
+  service_import.metadata.namespace_ = "demo";
+  service_import.metadata.name = "web";
+  service_import.metadata.uid = "import-uid";
+  const std::vector<model::EndpointSlice> local = {
+      LocalSlice("web-a", "IPv4", "10.244.0.5", "http", 8080),
+      LocalSlice("web-b", "IPv6", "fd00:10:244::5", "http", 8080)};
+  std::vector<model::EndpointSlice> broker;
+  for (const SliceAction& action :
+       PlanSlices(DesiredBrokerSlices(Record(), local), {}, McsPlanOptions()).actions) {
+    broker.push_back(action.slice);
+  }
+  ASSERT_EQ(broker.size(), 2U);
+  const auto types = [&] {
+    std::vector<std::string> out;
+    for (const SliceAction& action :
+         PlanSlices(DesiredImportedSlices(service_import, "cluster-1", "derived-abc", broker), {},
+                    McsPlanOptions())
+             .actions) {
+      out.push_back(action.slice.address_type);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  service_import.spec.ip_families = {"IPv4"};
+  EXPECT_EQ(types(), std::vector<std::string>{"IPv4"});
+  service_import.spec.ip_families = {"IPv6", "IPv4"};
+  EXPECT_EQ(types(), (std::vector<std::string>{"IPv4", "IPv6"}));
+  service_import.spec.ip_families = {};
+  EXPECT_EQ(types(), (std::vector<std::string>{"IPv4", "IPv6"}));
 }
 
 // The tracker files MCS slices under their MCS owner, so a write not yet in the cache is seen.

@@ -27,6 +27,9 @@ DesiredEndpoints DesiredBrokerSlices(const model::ServiceExportRecord& record,
 // `broker_slices`: the same endpoints and ports, labelled with both MCS labels, managed-by
 // mcs.slicewright.io, and kubernetes.io/service-name=`derived_service` when it is not empty (a
 // ClusterSetIP import: kube-proxy then routes the derived Service's IPs to them; spec §17.1).
+// Only slices of the import's families (spec.ipFamilies; all when it has none): a dual-stack
+// export imported into an IPv4-only cluster gets IPv4 slices alone (spec §12.2 T16 counts slices
+// per import family), not IPv6 endpoints that cluster cannot reach.
 DesiredEndpoints DesiredImportedSlices(const model::ServiceImport& service_import,
                                        std::string_view source_cluster,
                                        std::string_view derived_service,
