@@ -136,10 +136,15 @@ class ClusterSet:
       dual-stack, IPv4 primary).
     run_pods: kube members run workload controllers and the fixture's Kubelet runs their pods.
     agent_args: extra flags of every agent (e.g. --mcs-lease-duration=10s).
+    agent_drop_flags: name -> the Deployment's flags that member's agent runs without (its
+      defaults then apply).
+    before_agents: called with the ClusterSet once every cluster is set up, before the agents
+      start.
     """
 
     def __init__(self, workdir, binary, members=("cluster-1", "cluster-2"), kinds=None,
-                 dual_stack=False, run_pods=False, agent_args=(), assets=None):
+                 dual_stack=False, run_pods=False, agent_args=(), assets=None,
+                 agent_drop_flags=None, before_agents=None):
         self.assets = assets or control_plane.skip_unless_assets()
         self.workdir = workdir
         self.binary = binary
@@ -149,6 +154,8 @@ class ClusterSet:
             {name: bool(dual_stack) for name in self.names}
         self.run_pods = run_pods
         self.extra_agent_args = list(agent_args)
+        self.agent_drop_flags = dict(agent_drop_flags or {})
+        self.before_agents = before_agents
         self.broker = None
         self.members = {}
         self.kubeconfig = os.path.join(workdir, "kubeconfig")
@@ -211,8 +218,10 @@ class ClusterSet:
         for member in self.members.values():
             self._set_up_member(member)
         self._write_merged_kubeconfig()
+        if self.before_agents is not None:
+            self.before_agents(self)
         for member in self.members.values():
-            self.start_agent(member.name)
+            self.start_agent(member.name, drop_flags=self.agent_drop_flags.get(member.name, ()))
         for member in self.members.values():
             self.wait_agent_ready(member.name)
         self.startup_seconds = time.monotonic() - started
@@ -360,7 +369,7 @@ class ClusterSet:
 
     # --- the agents ---
 
-    def agent_command(self, name, extra_args=()):
+    def agent_command(self, name, extra_args=(), drop_flags=()):
         member = self.members[name]
         if member.dns is None:
             member.dns = "127.0.0.1:%d" % free_port()
@@ -372,17 +381,19 @@ class ClusterSet:
         args = replace_flag(args, "--logging-format", "text")
         args = replace_flag(args, "--mcs-dns-address", member.dns)
         args += ["--kubeconfig", member.agent_kubeconfig]
+        args = [a for a in args if a.split("=", 1)[0] not in drop_flags]
         for extra in list(self.extra_agent_args) + list(extra_args):
             flag = extra.split("=", 1)[0]
             args = replace_flag(args, flag, extra.split("=", 1)[1]) if "=" in extra else \
                 args + [extra]
         return [self.binary] + args
 
-    def start_agent(self, name, extra_args=(), log_name=None):
-        """Starts (or restarts, after stop_agent) `name`'s agent; its log is
+    def start_agent(self, name, extra_args=(), drop_flags=(), log_name=None):
+        """Starts (or restarts, after stop_agent) `name`'s agent with the Deployment's arguments
+        plus `extra_args` ("--flag=value" replaces the flag) less `drop_flags`; its log is
         logs/agent-NAME.log (appended across restarts unless log_name)."""
         member = self.members[name]
-        member.agent_args = self.agent_command(name, extra_args)
+        member.agent_args = self.agent_command(name, extra_args, drop_flags)
         member.agent = Process(log_name or "agent-" + name, member.agent_args, self.log_dir)
         return member.agent
 
