@@ -44,7 +44,8 @@ SOURCE_CLUSTER = "multicluster.kubernetes.io/source-cluster"
 # What an agent must never log: a refusal of one of its writes (RBAC, the forging guard, a
 # validation), or a key given up.
 REFUSED = re.compile(r"forbidden|Forbidden|not retrying|dropping .* out of the queue|"
-                     r"publishing to the broker|ValidatingAdmissionPolicy|is invalid")
+                     r"retrying in|refused|publishing to the broker|ValidatingAdmissionPolicy|"
+                     r"is invalid")
 
 
 def check_forging_guard(cs):
