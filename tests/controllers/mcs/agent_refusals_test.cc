@@ -246,9 +246,12 @@ TEST_F(AgentRefusalsTest, RefusedEndpointSlicesAreReportedAndRetried) {
 
   const auto export_ready = [&](std::string* message) { return ExportReady("web", message); };
   std::string message;
-  ASSERT_TRUE(Eventually([&] { return export_ready(&message) == "False Failed"; }))
-      << export_ready(&message) << ": " << message;
-  EXPECT_NE(message.find("its EndpointSlices"), std::string::npos) << message;
+  // (Failed for another reason first when the agent sees the ServiceExport before its Service.)
+  ASSERT_TRUE(Eventually([&] {
+    return export_ready(&message) == "False Failed" &&
+           message.find("its EndpointSlices") != std::string::npos;
+  })) << export_ready(&message)
+      << ": " << message;
   EXPECT_NE(message.find("ValidatingAdmissionPolicy"), std::string::npos) << message;
   EXPECT_TRUE(broker_proxy_->WaitForHits(broker_refused, 3, std::chrono::seconds(10)));
   broker_proxy_->ClearRules();
@@ -256,9 +259,11 @@ TEST_F(AgentRefusalsTest, RefusedEndpointSlicesAreReportedAndRetried) {
       << export_ready(&message) << ": " << message;
 
   // The broker now holds the slice; this cluster's own import of it is refused here.
-  ASSERT_TRUE(Eventually([&] { return ImportReady("web", &message) == "False Failed"; }))
-      << ImportReady("web", &message) << ": " << message;
-  EXPECT_NE(message.find("its MCS EndpointSlices"), std::string::npos) << message;
+  ASSERT_TRUE(Eventually([&] {
+    return ImportReady("web", &message) == "False Failed" &&
+           message.find("its MCS EndpointSlices") != std::string::npos;
+  })) << ImportReady("web", &message)
+      << ": " << message;
   EXPECT_NE(Import("web")->status.endpoint_slice_objects, model::EndpointSliceObjects::kPresent);
   member_proxy_->ClearRules();
   ASSERT_TRUE(Eventually([&] {
