@@ -7,6 +7,8 @@
 
 #include "slicewright/codec/json.h"
 
+#include "client/json_util.h"
+
 namespace slicewright::client {
 namespace {
 
@@ -171,10 +173,56 @@ std::optional<Clock::Duration> RestClient::RetryDelay(const Request& request,
       static_cast<double>(base.count()) * jitter(random)));
 }
 
+void RestClient::CountRequest(std::string_view method, const Result<Response>& result) {
+  std::string code = result.ok() ? std::to_string(result->status) : std::string("<error>");
+  MutexLock lock(requests_mu_);
+  ++requests_[{std::string(method), std::move(code)}];
+}
+
+std::vector<RequestCount> RestClient::RequestCounts() const {
+  std::vector<RequestCount> out;
+  MutexLock lock(requests_mu_);
+  out.reserve(requests_.size());
+  for (const auto& [key, count] : requests_) out.push_back({key.first, key.second, count});
+  return out;
+}
+
+Result<ServerVersion> RestClient::GetServerVersion() {
+  Request request;
+  request.timeout = options_.request_timeout;
+  request.target = "/version";
+  SW_ASSIGN_OR_RETURN(std::string body, Send(request));
+  SW_ASSIGN_OR_RETURN(nlohmann::json json, internal::ParseJson(body));
+  ServerVersion version;
+  std::string major;
+  std::string minor;
+  for (Status status :
+       {internal::ReadString(json, "gitVersion", version.git_version),
+        internal::ReadString(json, "major", major), internal::ReadString(json, "minor", minor)}) {
+    if (!status.ok()) {
+      status.WithContext("GET /version");
+      return status;
+    }
+  }
+  // Leading digits only: "34+" is 34.
+  const auto number = [](const std::string& text) {
+    int value = 0;
+    for (const char c : text) {
+      if (c < '0' || c > '9' || value > 100'000) break;
+      value = value * 10 + (c - '0');
+    }
+    return value;
+  };
+  version.major = number(major);
+  version.minor = number(minor);
+  return version;
+}
+
 Result<std::string> RestClient::Send(const Request& request) {
   for (int attempt = 0;; ++attempt) {
     throttle_->Wait();
     Result<Response> result = transport_->Do(request);
+    CountRequest(request.method, result);
     if (result.ok() && result->status >= 200 && result->status < 300) {
       return std::move(result->body);
     }
@@ -333,6 +381,7 @@ Status RestClient::Watch(const ResourceRef& resource, std::string_view namespace
     throttle_->Wait();
     partial.clear();
     Result<Response> result = transport_->Stream(request, consume, canceller);
+    CountRequest(request.method, result);
     // Not retried: the same server would most likely send the same line again.
     if (!overlong.ok()) return overlong;
     if (result.ok() && result->status >= 200 && result->status < 300) return Status::Ok();

@@ -245,9 +245,22 @@ bool ShouldSetHostname(const model::Pod& pod, const model::Service& service) {
          pod.metadata.namespace_ == service.metadata.namespace_;
 }
 
-model::StringMap WithoutHeadless(model::StringMap labels) {
+// The labels compared: those the controller sets itself (headless, managed-by) left out.
+model::StringMap ComparedLabels(model::StringMap labels) {
   labels.erase(std::string(model::kLabelHeadless));
+  labels.erase(std::string(model::kLabelEndpointsManagedBy));
   return labels;
+}
+
+bool LabelsRight(const model::StringMap& stored, const model::Service& service,
+                 bool managed_by_label) {
+  if (managed_by_label) {
+    const auto managed_by = stored.find(model::kLabelEndpointsManagedBy);
+    if (managed_by == stored.end() || managed_by->second != model::kManagedByEndpointsController) {
+      return false;
+    }
+  }
+  return ComparedLabels(stored) == ComparedLabels(service.metadata.labels);
 }
 
 }  // namespace
@@ -432,6 +445,12 @@ EndpointsPlan PlanEndpoints(const model::Service& service, std::span<const model
   } else {
     out.metadata.labels.erase(std::string(model::kLabelHeadless));
   }
+  if (options.managed_by_label) {
+    out.metadata.labels[std::string(model::kLabelEndpointsManagedBy)] =
+        model::kManagedByEndpointsController;
+  } else {
+    out.metadata.labels.erase(std::string(model::kLabelEndpointsManagedBy));
+  }
   model::StringMap& annotations = out.metadata.annotations;
   if (!options.trigger_time.IsZero()) {
     annotations[std::string(model::kAnnotationLastChangeTriggerTime)] =
@@ -456,12 +475,13 @@ EndpointsPlan PlanEndpoints(const model::Service& service, std::span<const model
       plan.truncated ? over_capacity != current->metadata.annotations.end() &&
                            over_capacity->second == kOverCapacityTruncated
                      : over_capacity == current->metadata.annotations.end();
-  // The headless label is ours to set, so it is left out on both sides (upstream leaves it out of
-  // the stored labels only, and rewrites forever a Service that carries the key itself).
-  const bool unchanged =
-      capacity_annotation_right &&
-      WithoutHeadless(current->metadata.labels) == WithoutHeadless(service.metadata.labels) &&
-      EndpointSubsetsEqual(current->subsets, out.subsets);
+  // The headless and managed-by labels are ours to set, so they are left out on both sides
+  // (upstream leaves them out of the stored labels only, and rewrites forever a Service that
+  // carries either key itself). Before 1.33 a managed-by label is tolerated: removing it would
+  // rewrite, for nothing, every Endpoints a newer controller wrote.
+  const bool unchanged = capacity_annotation_right &&
+                         LabelsRight(current->metadata.labels, service, options.managed_by_label) &&
+                         EndpointSubsetsEqual(current->subsets, out.subsets);
   plan.action = unchanged ? EndpointsPlan::Action::kNone : EndpointsPlan::Action::kUpdate;
   return plan;
 }

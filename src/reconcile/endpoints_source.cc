@@ -125,6 +125,7 @@ model::StringMap MirroredSliceAnnotations(const model::Endpoints& endpoints) {
   // of the Endpoints: neither is true of the slice.
   annotations.erase(std::string(model::kAnnotationLastChangeTriggerTime));
   annotations.erase(std::string(model::kAnnotationLastAppliedConfig));
+  annotations.erase(std::string(kAnnotationWrittenSubsets));
   return annotations;
 }
 

@@ -15,6 +15,7 @@
 #include "slicewright/base/check.h"
 #include "slicewright/labels/validation.h"
 #include "slicewright/model/well_known.h"
+#include "slicewright/reconcile/endpoints_builder.h"
 #include "slicewright/reconcile/hints.h"
 
 #include "reconcile/same_text.h"
@@ -795,7 +796,11 @@ EndpointSlice Planner::NewSlice(const std::string& address_type,
 const std::vector<std::string>& AnnotationsIgnoredInStored() {
   static const std::vector<std::string> keys = {
       std::string(model::kAnnotationLastChangeTriggerTime),
-      std::string(model::kAnnotationLastAppliedConfig)};
+      std::string(model::kAnnotationLastAppliedConfig),
+      // Mirrored slices do not carry our Endpoints controller's mark (MirroredSliceAnnotations),
+      // but one kube-controller-manager mirrored from an Endpoints we wrote does: tolerated, not
+      // rewritten.
+      std::string(kAnnotationWrittenSubsets)};
   return keys;
 }
 

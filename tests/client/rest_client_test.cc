@@ -151,6 +151,15 @@ TEST_F(RestClientApiServerTest, CrudAndTheServersErrors) {
   EXPECT_EQ(gone.status().message(), "services \"web\" not found");
 }
 
+// GET /version: what the embedded server reports, read as numbers.
+TEST_F(RestClientApiServerTest, ServerVersion) {
+  Result<ServerVersion> version = client->GetServerVersion();
+  ASSERT_TRUE(version.ok()) << version.status().ToString();
+  EXPECT_EQ(version->major, 1);
+  EXPECT_EQ(version->minor, 32);
+  EXPECT_EQ(version->git_version, "v1.32.0-slicewright");
+}
+
 TEST_F(RestClientApiServerTest, WatchStreamsEventsAndReportsExpiredHistory) {
   const ResourceRef services = ServicesResource();
   nlohmann::json first = Parse(client->Create(services, "default", ServiceJson("a")));
@@ -331,6 +340,64 @@ TEST(RestClientRetryTest, RetriesReadsOn5xxButNotCreates) {
   EXPECT_EQ(client->Get(ServicesResource(), "default", "web").status().code(),
             StatusCode::kInternal);
   EXPECT_EQ(script.calls, 4);  // the first attempt and max_retries more
+}
+
+// Every attempt is counted by method and code (client-go's rest_client_requests_total), retries
+// included; a request no server answered is "<error>".
+TEST(RestClientRetryTest, CountsEveryAttemptByMethodAndCode) {
+  Script script;
+  script.statuses = {503, 403};
+  auto server = ServeScript(script);
+  ASSERT_NE(server, nullptr);
+  auto client = MakeClient(server->port(), FastRetries());
+  ASSERT_NE(client, nullptr);
+  EXPECT_EQ(client->Get(ServicesResource(), "default", "web").status().code(),
+            StatusCode::kForbidden);  // 503 retried, 403 returned
+  EXPECT_TRUE(client->Create(ServicesResource(), "default", "{}").ok());
+  const auto counts = [&client] {
+    std::vector<std::string> out;
+    for (const RequestCount& c : client->RequestCounts()) {
+      out.push_back(c.method + " " + c.code + " " + std::to_string(c.count));
+    }
+    return out;
+  };
+  EXPECT_EQ(counts(), (std::vector<std::string>{"GET 403 1", "GET 503 1", "POST 200 1"}));
+
+  const std::uint16_t port = server->port();
+  server.reset();  // nothing listens there now
+  auto unanswered = MakeClient(port, FastRetries());
+  ASSERT_NE(unanswered, nullptr);
+  EXPECT_FALSE(unanswered->Get(ServicesResource(), "default", "web").ok());
+  ASSERT_EQ(unanswered->RequestCounts().size(), 1U);
+  EXPECT_EQ(unanswered->RequestCounts()[0].code, "<error>");
+  EXPECT_EQ(unanswered->RequestCounts()[0].count, 4);  // the first attempt and 3 retries
+}
+
+// A distribution's "34+" minor reads as 34; an answer that does not read is an error.
+TEST(RestClientVersionTest, ReadsVersionInfo) {
+  std::atomic<int> calls{0};
+  std::atomic<bool> asked_version{true};
+  auto server = apiserver::HttpServer::Create({}, [&](apiserver::HttpRequest& request) {
+    if (request.path != "/version") asked_version = false;
+    apiserver::HttpResponse response;
+    response.status = 200;
+    // The first answer as kube-apiserver's, then one that does not read.
+    response.body = calls++ == 0 ? R"({"major":"1","minor":"34+","gitVersion":"v1.34.2-eks-1"})"
+                                 : R"({"major":1})";
+    return response;
+  });
+  ASSERT_TRUE(server.ok());
+  (*server)->Start();
+  auto client = MakeClient((*server)->port(), FastRetries());
+  ASSERT_NE(client, nullptr);
+  Result<ServerVersion> version = client->GetServerVersion();
+  ASSERT_TRUE(version.ok()) << version.status().ToString();
+  EXPECT_TRUE(asked_version);
+  EXPECT_EQ(version->major, 1);
+  EXPECT_EQ(version->minor, 34);
+  EXPECT_EQ(version->git_version, "v1.34.2-eks-1");
+
+  EXPECT_EQ(client->GetServerVersion().status().code(), StatusCode::kBadRequest);
 }
 
 TEST(RestClientRetryTest, RetriesAnyRequestOn429HonouringRetryAfter) {

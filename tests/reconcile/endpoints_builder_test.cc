@@ -17,6 +17,8 @@
 namespace slicewright::reconcile {
 namespace {
 
+constexpr std::string_view kManagedBy = "endpoints.kubernetes.io/managed-by";
+
 // ---- builders (spec §16 conventions: namespace test, Service foo, pods on node-1) ----
 
 model::Service FooService() {
@@ -451,7 +453,8 @@ TEST(EndpointsBuilderTest, CreateCarriesLabelsAndAnnotations) {
   EXPECT_EQ(plan.action, EndpointsPlan::Action::kCreate);
   EXPECT_EQ(plan.endpoints.metadata.name, "foo");
   EXPECT_EQ(plan.endpoints.metadata.namespace_, "test");
-  EXPECT_EQ(plan.endpoints.metadata.labels, (model::StringMap{{"app", "foo"}}));
+  EXPECT_EQ(plan.endpoints.metadata.labels,
+            (model::StringMap{{"app", "foo"}, {std::string(kManagedBy), "endpoint-controller"}}));
   EXPECT_EQ(
       plan.endpoints.metadata.annotations,
       (model::StringMap{
@@ -463,7 +466,9 @@ TEST(EndpointsBuilderTest, CreateCarriesLabelsAndAnnotations) {
   headless.spec.cluster_ip = "None";
   plan = Plan(headless, {MakePod(0)}, nullptr);
   EXPECT_EQ(plan.endpoints.metadata.labels,
-            (model::StringMap{{"app", "foo"}, {std::string(model::kLabelHeadless), ""}}));
+            (model::StringMap{{"app", "foo"},
+                              {std::string(model::kLabelHeadless), ""},
+                              {std::string(kManagedBy), "endpoint-controller"}}));
   EXPECT_FALSE(
       plan.endpoints.metadata.annotations.contains(model::kAnnotationLastChangeTriggerTime));
 }
@@ -527,6 +532,45 @@ TEST(EndpointsBuilderTest, UpdatesWhenSomethingCompareDiffers) {
   model::Endpoints unsaved = first.endpoints;
   EXPECT_EQ(Plan(FooService(), {MakePod(0), MakePod(1)}, &unsaved).action,
             EndpointsPlan::Action::kCreate);
+}
+
+// Kubernetes 1.33+ (managed_by_label, the default): the label is written, a stored Endpoints
+// without it (one kube-controller-manager before 1.33 wrote) is rewritten to carry it, one with it
+// (kube-controller-manager 1.33+) is not. Before 1.33 none is written and one found is tolerated,
+// so either version's objects are taken over without a write.
+TEST(EndpointsBuilderTest, ManagedByLabelAsTheServersVersion) {
+  const std::vector<model::Pod> pods = {MakePod(0), MakePod(1)};
+  const model::Endpoints labelled = Stored(Plan(FooService(), pods, nullptr));
+  ASSERT_EQ(labelled.metadata.labels.at(std::string(kManagedBy)), "endpoint-controller");
+  model::Endpoints unlabelled = labelled;
+  unlabelled.metadata.labels.erase(std::string(kManagedBy));
+
+  EXPECT_EQ(Plan(FooService(), pods, &labelled).action, EndpointsPlan::Action::kNone);
+  const EndpointsPlan relabel = Plan(FooService(), pods, &unlabelled);
+  EXPECT_EQ(relabel.action, EndpointsPlan::Action::kUpdate);
+  EXPECT_EQ(relabel.endpoints.metadata.labels.at(std::string(kManagedBy)), "endpoint-controller");
+  model::Endpoints wrong_value = labelled;
+  wrong_value.metadata.labels[std::string(kManagedBy)] = "someone-else";
+  EXPECT_EQ(Plan(FooService(), pods, &wrong_value).action, EndpointsPlan::Action::kUpdate);
+
+  EndpointsBuildOptions before_133;
+  before_133.managed_by_label = false;
+  const EndpointsPlan created = Plan(FooService(), pods, nullptr, before_133);
+  EXPECT_FALSE(created.endpoints.metadata.labels.contains(std::string(kManagedBy)));
+  EXPECT_EQ(Plan(FooService(), pods, &unlabelled, before_133).action, EndpointsPlan::Action::kNone);
+  EXPECT_EQ(Plan(FooService(), pods, &labelled, before_133).action, EndpointsPlan::Action::kNone);
+  // A write for another reason drops it, as kube-controller-manager before 1.33 would.
+  const EndpointsPlan changed = Plan(FooService(), {MakePod(0)}, &labelled, before_133);
+  EXPECT_EQ(changed.action, EndpointsPlan::Action::kUpdate);
+  EXPECT_FALSE(changed.endpoints.metadata.labels.contains(std::string(kManagedBy)));
+
+  // A Service that carries the key itself is not rewritten forever (upstream compares the
+  // Service's labels with the stored ones less the key, and never finds them equal).
+  model::Service odd = FooService();
+  odd.metadata.labels[std::string(kManagedBy)] = "mine";
+  const model::Endpoints odd_stored = Stored(Plan(odd, pods, nullptr));
+  EXPECT_EQ(odd_stored.metadata.labels.at(std::string(kManagedBy)), "endpoint-controller");
+  EXPECT_EQ(Plan(odd, pods, &odd_stored).action, EndpointsPlan::Action::kNone);
 }
 
 // KEP-4770: an Endpoints is ours when it carries our mark matching its subsets, or when its subsets

@@ -271,6 +271,7 @@ TEST(EndpointsSourceTest, DesiredStateMirrorsTheEndpoints) {
       {"team", "net"},
       {std::string(model::kAnnotationLastChangeTriggerTime), "2024-01-01T00:00:00Z"},
       {std::string(model::kAnnotationLastAppliedConfig), "{}"},
+      {std::string(kAnnotationWrittenSubsets), "0123456789abcdef"},
       {std::string(model::kAnnotationEndpointsOverCapacity), "truncated"}};
 
   MirroringStats stats;

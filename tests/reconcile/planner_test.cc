@@ -568,6 +568,9 @@ TEST(PlannerTest, ComparesAnnotationsWhenAsked) {
   options.compare_annotations = true;
   std::vector<model::EndpointSlice> cluster = {StoredSlice("a", PodEndpoints(0, 2))};
   cluster[0].metadata.annotations["endpoints.kubernetes.io/last-change-trigger-time"] = "x";
+  // Our Endpoints controller's mark, copied by kube-controller-manager's mirroring from an
+  // Endpoints we wrote, is tolerated too (ours never copies it).
+  cluster[0].metadata.annotations["endpoints.slicewright.io/written-subsets"] = "0123456789abcdef";
   EXPECT_TRUE(PlanSlices(FooDesired(2), cluster, options).empty());
   DesiredEndpoints desired = FooDesired(2);
   desired.annotations["team"] = "blue";

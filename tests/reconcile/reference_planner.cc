@@ -11,6 +11,7 @@
 #include "slicewright/model/meta.h"
 #include "slicewright/model/time.h"
 #include "slicewright/model/well_known.h"
+#include "slicewright/reconcile/endpoints_builder.h"
 
 namespace slicewright::reconcile::testing {
 namespace {
@@ -199,7 +200,7 @@ class Reference {
     }
     const std::vector<std::string> stored_only = {
         std::string(model::kAnnotationLastChangeTriggerTime),
-        std::string(model::kAnnotationLastAppliedConfig)};
+        std::string(model::kAnnotationLastAppliedConfig), std::string(kAnnotationWrittenSubsets)};
     return options_.compare_annotations &&
            Without(stored.metadata.annotations, stored_only) != desired_.annotations;
   }

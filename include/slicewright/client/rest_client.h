@@ -10,12 +10,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "slicewright/base/clock.h"
+#include "slicewright/base/mutex.h"
 #include "slicewright/base/result.h"
 #include "slicewright/base/token_bucket.h"
 #include "slicewright/client/transport.h"
@@ -90,6 +94,22 @@ struct RestClientOptions {
   Clock* clock = nullptr;  // null: SystemClock (waits for the rate limit and backoff)
 };
 
+// What GET /version says (apimachinery's version.Info, the fields a client reads).
+struct ServerVersion {
+  std::string git_version;  // "v1.34.2"
+  int major = 0;            // 1
+  // 34; "34+" (as some distributions report it) reads as 34. 0 when it does not read.
+  int minor = 0;
+};
+
+// Requests answered (attempts, as client-go counts them) per method and code: the HTTP status as
+// decimal text, or "<error>" when no answer came (client-go's rest_client_requests_total).
+struct RequestCount {
+  std::string method;
+  std::string code;
+  std::int64_t count = 0;
+};
+
 class RestClient final {
  public:
   // kInvalid for a bad qps or burst.
@@ -129,6 +149,13 @@ class RestClient final {
                const std::function<bool(std::string_view line)>& on_event,
                StreamCanceller* canceller);
 
+  // GET /version (public to every client, authenticated or not, in kube-apiserver's default
+  // RBAC). kBadRequest when the answer does not read.
+  Result<ServerVersion> GetServerVersion();
+
+  // Every request attempt so far, by method and code, sorted.
+  std::vector<RequestCount> RequestCounts() const;
+
   Transport& transport() { return *transport_; }
 
  private:
@@ -139,11 +166,15 @@ class RestClient final {
   std::optional<Clock::Duration> RetryDelay(const Request& request, const Result<Response>& result,
                                             int attempt);
   std::string WriteQuery() const;
+  // Counts one attempt's outcome in requests_.
+  void CountRequest(std::string_view method, const Result<Response>& result);
 
   std::shared_ptr<Transport> transport_;
   RestClientOptions options_;
   Clock& clock_;
   std::unique_ptr<TokenBucket> throttle_;
+  mutable Mutex requests_mu_;
+  std::map<std::pair<std::string, std::string>, std::int64_t> requests_ SW_GUARDED_BY(requests_mu_);
 };
 
 }  // namespace slicewright::client

@@ -30,6 +30,12 @@ inline constexpr std::string_view kAnnotationLeader = "control-plane.alpha.kuber
 inline constexpr std::string_view kAnnotationLastAppliedConfig =
     "kubectl.kubernetes.io/last-applied-configuration";
 
+// Kubernetes 1.33+ labels the Endpoints its Endpoints controller writes
+// endpoints.kubernetes.io/managed-by: endpoint-controller (not in k8s.io/api: the controller's own
+// constants LabelManagedBy and ControllerName).
+inline constexpr std::string_view kLabelEndpointsManagedBy = "endpoints.kubernetes.io/managed-by";
+inline constexpr std::string_view kManagedByEndpointsController = "endpoint-controller";
+
 inline constexpr std::string_view kManagedByEndpointSliceController =
     "endpointslice-controller.k8s.io";
 inline constexpr std::string_view kManagedByMirroringController =

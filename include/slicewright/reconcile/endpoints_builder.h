@@ -81,6 +81,11 @@ struct EndpointsBuildOptions {
   // The change that triggered this sync (trigger_time.h); zero removes the annotation.
   model::Time trigger_time;
   std::size_t max_capacity = kMaxEndpointsCapacity;
+  // Kubernetes 1.33+: the Endpoints written carries endpoints.kubernetes.io/managed-by:
+  // endpoint-controller, and a stored one without it is rewritten (upstream's
+  // labelsCorrectForEndpoints). Off, as kube-controller-manager before 1.33: no such label is
+  // written, and one found is tolerated rather than removed.
+  bool managed_by_label = true;
 };
 
 struct EndpointsPlan {
@@ -98,15 +103,17 @@ struct EndpointsPlan {
 
 // Decides the write for `service` given its selected `pods` and the stored Endpoints (`current`,
 // nullptr when there is none). No write when the stored object has the subsets that would be
-// written (EndpointSubsetsEqual), its labels minus service.kubernetes.io/headless equal the
-// Service's (minus the same key) and its over-capacity annotation is right (absent, or
-// `truncated` when the object is truncated). Upstream compares the stored subsets with the
-// untruncated ones, so it rewrites a truncated Endpoints on every sync; we compare with the
-// truncated ones (decision recorded in docs/design.md). The trigger time and other annotations are
-// not compared, as upstream's.
+// written (EndpointSubsetsEqual), its labels are right and its over-capacity annotation is right
+// (absent, or `truncated` when the object is truncated). Labels are right when, leaving out
+// service.kubernetes.io/headless and endpoints.kubernetes.io/managed-by on both sides, they equal
+// the Service's, and (options.managed_by_label) the stored managed-by is endpoint-controller.
+// Upstream compares the stored subsets with the untruncated ones, so it rewrites a truncated
+// Endpoints on every sync; we compare with the truncated ones (decision recorded in
+// docs/design.md). The trigger time and other annotations are not compared, as upstream's.
 //
 // The written object: labels = the Service's, plus service.kubernetes.io/headless "" when the
-// Service has no cluster IP (else that key removed);
+// Service has no cluster IP (else that key removed), plus (options.managed_by_label)
+// endpoints.kubernetes.io/managed-by: endpoint-controller (else that key removed);
 // endpoints.kubernetes.io/last-change-trigger-time = the trigger time in RFC 3339 with nanoseconds,
 // removed when zero; over-capacity `truncated` or removed; kAnnotationWrittenSubsets.
 EndpointsPlan PlanEndpoints(const model::Service& service, std::span<const model::Pod* const> pods,

@@ -63,7 +63,10 @@ model::StringMap MirroredSliceLabels(const model::Endpoints& endpoints,
                                      std::string_view managed_by);
 
 // Annotations of a mirrored slice: every Endpoints annotation except
-// endpoints.kubernetes.io/last-change-trigger-time and kubectl's last-applied-configuration.
+// endpoints.kubernetes.io/last-change-trigger-time and kubectl's last-applied-configuration (as
+// upstream), and our Endpoints controller's mark (kAnnotationWrittenSubsets, endpoints_builder.h:
+// it describes the Endpoints' subsets, not the slice's; an Endpoints we wrote mirrored once its
+// Service lost its selector gives the slices kube-controller-manager would).
 model::StringMap MirroredSliceAnnotations(const model::Endpoints& endpoints);
 
 // Address counts of one derivation, for addresses_skipped_per_sync (spec §9, §12 step 4).

@@ -210,8 +210,10 @@ Status Controller::ReleaseService(const model::Service& service, const std::stri
     if (!ours && service.spec.selector.has_value() && service.spec.type != "ExternalName") {
       const std::vector<model::Pod> pods = SelectedPods(service);
       const std::vector<const model::Pod*> pointers = Pointers(pods);
+      reconcile::EndpointsBuildOptions build;
+      build.managed_by_label = options_.managed_by_label;
       ours = reconcile::WrittenByEndpointsController(
-          *current, reconcile::PlanEndpoints(service, pointers, current.get()));
+          *current, reconcile::PlanEndpoints(service, pointers, current.get(), build));
     }
     if (ours) {
       // Preconditions: if the other controller wrote it since our cache saw it, the delete
@@ -298,6 +300,7 @@ Status Controller::Sync(const std::string& key) {
   const std::vector<const model::Pod*> pointers = Pointers(pods);
   // Computed on every sync, even one that writes nothing, so the tracker keeps up (spec §8).
   reconcile::EndpointsBuildOptions build;
+  build.managed_by_label = options_.managed_by_label;
   build.trigger_time =
       trigger_times_.ComputeEndpointLastChangeTriggerTime(namespace_, *service, pointers);
   const std::shared_ptr<const model::Endpoints> current = endpoints_.store().Get(namespace_, name);

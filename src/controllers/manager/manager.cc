@@ -136,6 +136,7 @@ struct Manager::Impl {
   // Keeps slicewright_internal_bugs_total current on every scrape; declared after the registry so
   // it goes first.
   runtime::Registry::CollectHook internal_bugs;
+  runtime::Registry::CollectHook request_counts;  // rest_client_requests_total
   // What every replica serves, leader or not, on informers of its own (never the leader's,
   // which come and go with leadership); the factory outlives the services that read it.
   std::unique_ptr<cache::InformerFactory> replica_informers;
@@ -248,6 +249,16 @@ struct Manager::Impl {
       bool started = false;
     };
     std::vector<Built> built;
+    // Which Kubernetes this cluster runs, for the controllers that write as its
+    // kube-controller-manager does (the Endpoints controller's managed-by label, 1.33+).
+    std::optional<client::ServerVersion> server_version;
+    if (Result<client::ServerVersion> version = client.GetServerVersion(); version.ok()) {
+      SW_LOG(kInfo, "controller-manager: the API server runs Kubernetes {}", version->git_version);
+      server_version = *version;
+    } else {
+      SW_LOG(kWarning, "controller-manager: GET /version: {}; writing as the newest Kubernetes",
+             version.status().ToString());
+    }
     const auto create = [&](const ControllerDescriptor* descriptor) -> Status {
       runtime::EventRecorderOptions event_options;
       event_options.component = descriptor->component;
@@ -261,6 +272,7 @@ struct Manager::Impl {
                                 .remotes = {},
                                 .events = recorder->get(),
                                 .metrics = &registry,
+                                .server_version = server_version,
                                 .stop = stop};
       std::vector<cache::InformerFactory*> needs = {&informers};
       if (descriptor->remotes) {
@@ -388,6 +400,30 @@ Result<std::unique_ptr<Manager>> Manager::Create(ManagerOptions options, client:
                                 "any value above 0 is a bug to report"));
   impl->internal_bugs = impl->registry.OnCollect(
       [bugs] { bugs->Add(static_cast<double>(InternalBugCount()) - bugs->Value()); });
+  // client-go's rest_client_requests_total, from each client's own counts: an operator (or a
+  // test) sees a 403 from missing RBAC, or 429s, without reading logs.
+  SW_ASSIGN_OR_RETURN(runtime::CounterFamily * requests,
+                      impl->registry.AddCounterFamily(
+                          "rest_client_requests_total",
+                          "Number of HTTP requests, partitioned by status code, method, and host.",
+                          {"code", "host", "method"}));
+  impl->request_counts = impl->registry.OnCollect([raw = impl.get(), requests] {
+    std::vector<client::RestClient*> clients = {&raw->client};
+    for (const auto& [name, remote] : raw->remotes) clients.push_back(remote);
+    for (client::RestClient* rest : clients) {
+      const client::ServerUrl& server = rest->transport().config().server;
+      const std::string host = server.host.find(':') != std::string::npos
+                                   ? "[" + server.host + "]:" + std::to_string(server.port)
+                                   : server.host + ":" + std::to_string(server.port);
+      for (const client::RequestCount& count : rest->RequestCounts()) {
+        Result<runtime::Counter*> counter =
+            requests->WithLabelValues({count.code, host, count.method});
+        if (counter.ok()) {
+          (*counter)->Add(static_cast<double>(count.count) - (*counter)->Value());
+        }
+      }
+    }
+  });
   if (impl->options.port >= 0) {
     runtime::HttpEndpointOptions endpoint_options;
     endpoint_options.bind_address = impl->options.bind_address;

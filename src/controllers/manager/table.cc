@@ -119,6 +119,10 @@ ControllerDescriptor EndpointsController() {
   d.create = [](const ControllerContext& c) -> Result<RunningController> {
     endpoints::Options options = c.options.endpoints;
     options.external_endpoint_controller = c.external_endpoint_controller;
+    // Unknown version: the newest behaviour.
+    options.managed_by_label =
+        !c.server_version.has_value() ||
+        endpoints::WritesManagedByLabel(c.server_version->major, c.server_version->minor);
     const endpoints::Deps deps = LocalDeps<endpoints::Deps>(c);
     SW_ASSIGN_OR_RETURN(auto created, endpoints::Controller::Create(options, deps));
     return Hold(std::move(created));

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -56,6 +57,9 @@ struct ControllerContext {
   std::map<std::string, ClusterAccess, std::less<>> remotes;
   runtime::EventRecorder* events = nullptr;
   runtime::Registry* metrics = nullptr;
+  // What the local cluster's GET /version said when this leadership term began (nullopt when it
+  // did not answer): controllers that write as kube-controller-manager of that version does.
+  std::optional<client::ServerVersion> server_version;
   // Requested when the manager stops (or loses the Lease): a constructor that waits (the MCS
   // agent waiting out its previous run's Lease) returns early on it.
   std::stop_token stop{};

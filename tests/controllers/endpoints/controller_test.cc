@@ -226,7 +226,12 @@ TEST_F(EndpointsControllerTest, EndpointsFollowThePods) {
   })) << Addresses("web");
   const std::optional<model::Endpoints> endpoints = Get("web");
   ASSERT_TRUE(endpoints.has_value());
-  EXPECT_EQ(endpoints->metadata.labels, (model::StringMap{{"tier", "frontend"}}));
+  // The Service's labels, and (Options::managed_by_label, on by default: Kubernetes 1.33+) the
+  // Endpoints controller's own.
+  EXPECT_EQ(endpoints->metadata.labels,
+            (model::StringMap{{"tier", "frontend"},
+                              {std::string(model::kLabelEndpointsManagedBy),
+                               std::string(model::kManagedByEndpointsController)}}));
   EXPECT_TRUE(endpoints->metadata.owner_references.empty());
   EXPECT_FALSE(endpoints->metadata.annotations.contains(model::kAnnotationEndpointsOverCapacity));
   // The trigger-time annotation depends on which sync wrote last (a sync whose pods brought no

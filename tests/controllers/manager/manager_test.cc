@@ -88,6 +88,16 @@ TEST(ManagerTest, ExportsTheInternalBugCount) {
       << (*manager)->metrics().Expose();
 }
 
+// kube-controller-manager labels its Endpoints from Kubernetes 1.33 on; the manager gives the
+// Endpoints controller the API server's version.
+TEST(ManagerTest, EndpointsManagedByLabelFromKubernetes133) {
+  EXPECT_FALSE(endpoints::WritesManagedByLabel(1, 26));
+  EXPECT_FALSE(endpoints::WritesManagedByLabel(1, 32));
+  EXPECT_TRUE(endpoints::WritesManagedByLabel(1, 33));
+  EXPECT_TRUE(endpoints::WritesManagedByLabel(1, 34));
+  EXPECT_TRUE(endpoints::WritesManagedByLabel(2, 0));
+}
+
 // Manager::Run against the real embedded API server, with leader election on and off: it becomes
 // ready, its controllers act (a new Service gets its placeholder slice and its Endpoints), and a
 // stop request ends Run with OK after the controllers drained. Under the tsan preset this runs
@@ -132,11 +142,26 @@ TEST_P(ManagerRunTest, ConcurrentRunServesAndStops) {
     return listed.ok() && listed->items.size() == 1 && endpoints.Get("default", "web").ok();
   });
 
+  // The embedded server says Kubernetes 1.32: the Endpoints is written as kube-controller-manager
+  // 1.32 writes it, without 1.33's managed-by label.
+  Result<model::Endpoints> written = endpoints.Get("default", "web");
+  const std::string metrics = (*manager)->metrics().Expose();
+
   stop.request_stop();
   runner.join();
   EXPECT_TRUE(ready);
   EXPECT_TRUE(created);
   EXPECT_TRUE(acted);
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_FALSE(written->metadata.labels.contains(model::kLabelEndpointsManagedBy));
+  // Every request is counted as client-go's rest_client_requests_total counts it.
+  const std::string host = "host=\"127.0.0.1:" + std::to_string(server->port()) + "\"";
+  EXPECT_NE(metrics.find("rest_client_requests_total{code=\"200\"," + host + ",method=\"GET\"}"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("rest_client_requests_total{code=\"201\"," + host + ",method=\"POST\"}"),
+            std::string::npos)
+      << metrics;
   EXPECT_TRUE(result.ok()) << result.ToString();
   EXPECT_FALSE((*manager)->Ready());
 }
