@@ -229,9 +229,12 @@ TopologyOutcome Disabled(std::string_view address_type) {
 
 }  // namespace
 
-bool TopologyHintsEnabled(const model::StringMap& annotations) {
+bool TopologyHintsEnabled(const model::StringMap& annotations, bool topology_mode_annotation) {
   auto it = annotations.find(model::kAnnotationTopologyAwareHints);
   if (it == annotations.end()) {
+    if (!topology_mode_annotation) {
+      return false;
+    }
     it = annotations.find(model::kAnnotationTopologyMode);
     if (it == annotations.end()) {
       return false;

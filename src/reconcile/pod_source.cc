@@ -1382,7 +1382,8 @@ DesiredEndpoints DeriveFromPods(const model::Service& service, std::span<const P
   desired.labels = ServiceSliceLabels(service, options.managed_by);
   desired.trigger_time = options.trigger_time;
   desired.traffic_distribution = service.spec.traffic_distribution;
-  desired.topology_hints_requested = TopologyHintsEnabled(service.metadata.annotations);
+  desired.topology_hints_requested =
+      TopologyHintsEnabled(service.metadata.annotations, options.topology_mode_annotation);
 
   bool serve_ipv4 = false;
   bool serve_ipv6 = false;

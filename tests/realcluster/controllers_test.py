@@ -114,14 +114,18 @@ def check_phase_one(c, labelled):
            lambda: c.endpoints_object("dual", "web")["metadata"])
 
     # Named ports: one slice per distinct port set.
-    http, metrics, dns = ("http", 80, "TCP"), ("metrics", 9090, "TCP"), ("dns", 53, "UDP")
-    del http, dns
-    want_ports = sorted([
+    metrics = ("metrics", 9090, "TCP")
+    want_ports = [
         sorted([("dns", 5353, "UDP"), ("http", 8080, "TCP"), metrics]),  # a-*
         sorted([("http", 8081, "TCP"), metrics]),  # b-*
-        sorted([("http", 8082, "TCP"), metrics]),  # http on a sidecar only
         sorted([("http", 8090, "TCP"), metrics]),  # the app container wins over the sidecar
-        [metrics]])  # the name with the wrong protocol does not match
+        [metrics]]  # the name with the wrong protocol does not match
+    # http on a sidecar only: a restartable init container (1.28+; an older server drops
+    # restartPolicy, and the port of a plain init container does not count).
+    sidecar = c.api.get("Pod", "ports", "sidecar")
+    if sidecar["spec"]["initContainers"][0].get("restartPolicy") == "Always":
+        want_ports.append(sorted([("http", 8082, "TCP"), metrics]))
+    want_ports.sort()
     expect("named ports: a slice per resolved port set", 20,
            lambda: c.port_sets("ports", "multi") == want_ports, lambda: c.port_sets("ports", "multi"))
 
@@ -136,9 +140,11 @@ def check_phase_one(c, labelled):
 
     # More than 100 endpoints: 100 per slice.
     count = 150
-    expect("150 pods: slices of 100 and 50", 60,
-           lambda: sorted(len(s.get("endpoints") or []) for s in c.slices("many", "web")) ==
-           [50, 100], lambda: [len(s.get("endpoints") or []) for s in c.slices("many", "web")])
+    # (How they split depends on the batches the pods arrived in: [100, 50] or [98, 52].)
+    def sizes():
+        return sorted(len(s.get("endpoints") or []) for s in c.slices("many", "web"))
+    expect("150 pods: two slices of at most 100", 60,
+           lambda: sum(sizes()) == count and len(sizes()) == 2 and max(sizes()) <= 100, sizes)
     expect("150 pods: readiness per pod", 10,
            lambda: sum(1 for v in c.endpoints("many", "web").values() if v[0]) ==
            sum(1 for i in range(count) if i % 7 != 0))

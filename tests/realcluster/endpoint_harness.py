@@ -466,9 +466,10 @@ def describe_difference(diff, width=600):
 
 
 def settle_and_compare(reference_api, candidate_api, deadline=60, quiet=3.0,
-                       ignore=lambda key: False, skip_namespaces=()):
-    """Polls both clusters until their snapshots are equal (returns []) or neither changed for
-    `quiet` seconds (returns the differences); `deadline` caps the wait."""
+                       ignore=lambda key: False, skip_namespaces=(), known=lambda diff: None):
+    """Polls both clusters until their snapshots are equal but for differences `known` explains
+    (returns those) or neither changed for `quiet` seconds (returns every difference);
+    `deadline` caps the wait."""
     deadline_at = time.monotonic() + deadline * SLOW
     last = None
     last_change = time.monotonic()
@@ -476,8 +477,8 @@ def settle_and_compare(reference_api, candidate_api, deadline=60, quiet=3.0,
         now_a = snapshot(reference_api, skip_namespaces)
         now_b = snapshot(candidate_api, skip_namespaces)
         diffs = differences(now_a, now_b, ignore)
-        if not diffs:
-            return []
+        if all(known(d) for d in diffs):
+            return diffs
         if (now_a, now_b) != last:
             last = (now_a, now_b)
             last_change = time.monotonic()
@@ -718,13 +719,17 @@ def start_kcm_endpoint_controllers(plane, name="kcm-endpoints"):
 def wait_kcm_synced(process, seconds=60):
     """Waits for the three endpoint controllers' "Caches are synced" lines."""
     deadline = time.monotonic() + seconds * SLOW
-    want = ('controller="endpoint"', 'controller="endpoint_slice"',
-            'controller="endpoint_slice_mirroring"')
+    # 1.34 logs `"Caches are synced" controller="endpoint"`, 1.26 `Caches are synced for endpoint`.
+    want = ("endpoint", "endpoint_slice", "endpoint_slice_mirroring")
     while time.monotonic() < deadline:
         with open(process.log_path, "rb") as f:
             text = f.read().decode(errors="replace")
-        synced = [line for line in text.splitlines() if "Caches are synced" in line]
-        if all(any(w in line for line in synced) for w in want):
+        synced = set()
+        for line in text.splitlines():
+            match = re.search(r'Caches are synced(?:" controller="| for )(\w+)', line)
+            if match:
+                synced.add(match.group(1))
+        if all(w in synced for w in want):
             return True
         if not process.running():
             return False

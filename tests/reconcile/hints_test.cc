@@ -124,6 +124,9 @@ TEST(HintsTest, Scenario37_TopologyHintsEnabled) {
     SCOPED_TRACE(c.name);
     EXPECT_EQ(TopologyHintsEnabled(c.annotations), c.want);
   }
+  // Before Kubernetes 1.27 only the deprecated key exists.
+  EXPECT_FALSE(TopologyHintsEnabled({{mode_key, "Auto"}}, /*topology_mode_annotation=*/false));
+  EXPECT_TRUE(TopologyHintsEnabled({{hints_key, "Auto"}}, /*topology_mode_annotation=*/false));
 }
 
 // PreferClose is always valid; PreferSameZone/PreferSameNode only with the option.

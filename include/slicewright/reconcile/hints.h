@@ -35,8 +35,11 @@ struct HintsWorkingSet {
 bool AnyHint(const model::EndpointSlice& slice);
 
 // service.kubernetes.io/topology-aware-hints (which wins when present) or
-// service.kubernetes.io/topology-mode is "Auto" or "auto" (spec §6.1).
-bool TopologyHintsEnabled(const model::StringMap& annotations);
+// service.kubernetes.io/topology-mode is "Auto" or "auto" (spec §6.1). Without
+// `topology_mode_annotation` only the first key counts, as in kube-controller-manager before 1.27
+// (which did not know the second).
+bool TopologyHintsEnabled(const model::StringMap& annotations,
+                          bool topology_mode_annotation = true);
 
 // PreferClose always; PreferSameZone and PreferSameNode when `prefer_same_enabled`.
 bool IsValidTrafficDistribution(std::string_view value, bool prefer_same_enabled);

@@ -102,6 +102,9 @@ struct ServiceSourceOptions {
   // endpoints, and that no other stored slice contests, is handed over as EndpointGroup::held
   // and those endpoints are not built. Empty: every endpoint is built.
   std::span<const model::EndpointSlice> stored_slices;
+  // service.kubernetes.io/topology-mode requests topology hints (Kubernetes 1.27+); off, only the
+  // deprecated topology-aware-hints key does, as in kube-controller-manager before 1.27.
+  bool topology_mode_annotation = true;
 };
 
 // Reason of the diagnostic for a pod skipped because its Node is missing (retry = true).

@@ -412,6 +412,7 @@ void Controller::DeriveIncremental(
     for (const model::Pod& pod : pods) pod_ptrs.push_back(&pod);
     reconcile::ServiceSourceOptions source;
     source.managed_by = options_.managed_by;
+    source.topology_mode_annotation = options_.topology_mode_annotation;
     state.builder.emplace(service, source);
     state.builder->SetPods(pod_ptrs, find_node);
     trigger_time =
@@ -635,6 +636,7 @@ Status Controller::SyncService(const std::string& key, bool& stale) {
   // (3) decide
   reconcile::ServiceSourceOptions source;
   source.managed_by = options_.managed_by;
+  source.topology_mode_annotation = options_.topology_mode_annotation;
   source.trigger_time =
       deps_.plugin.adapt_pod
           ? trigger_times_.ComputeEndpointLastChangeTriggerTime(namespace_, *service, pod_ptrs)

@@ -19,6 +19,10 @@ struct Options {
   // service.kubernetes.io/endpoint-controller-name belong to another controller.
   bool external_endpoint_controller = true;
   int max_retries = 15;  // upstream maxRetries
+  // service.kubernetes.io/topology-mode requests topology hints, as in Kubernetes 1.27+; off, as
+  // before 1.27, only the deprecated topology-aware-hints annotation does. The manager sets it
+  // from the API server's version (TopologyModeAnnotationKnown).
+  bool topology_mode_annotation = true;
   // Services selecting at least this many pods keep their derived endpoints and their slices'
   // fingerprints between syncs, so a sync re-derives only the pods that changed (about 1.5 KB of
   // memory per pod; smaller Services are cheap to derive again). 0 keeps no state. Not used with
@@ -32,5 +36,11 @@ struct Options {
   // can: the series would mix).
   bool upstream_metrics = true;
 };
+
+// Whether kube-controller-manager of Kubernetes major.minor reads
+// service.kubernetes.io/topology-mode (1.27+).
+constexpr bool TopologyModeAnnotationKnown(int major, int minor) {
+  return major > 1 || (major == 1 && minor >= 27);
+}
 
 }  // namespace slicewright::controllers::endpointslice

@@ -35,6 +35,13 @@ Deps LocalDeps(const ControllerContext& c) {
   return deps;
 }
 
+// Whether the cluster's kube-controller-manager reads service.kubernetes.io/topology-mode (1.27+);
+// an unknown version is taken as the newest.
+bool TopologyModeAnnotationKnown(const ControllerContext& c) {
+  return !c.server_version.has_value() || endpointslice::TopologyModeAnnotationKnown(
+                                              c.server_version->major, c.server_version->minor);
+}
+
 // What the EndpointSlice controller, and so the multi-network one, reads and writes.
 std::vector<RbacRule> EndpointSliceRules() {
   return {{{""}, {"services", "pods", "nodes"}, kRead},
@@ -71,6 +78,7 @@ ControllerDescriptor EndpointSliceController() {
   d.create = [](const ControllerContext& c) -> Result<RunningController> {
     endpointslice::Options options = c.options.endpointslice;
     options.external_endpoint_controller = c.external_endpoint_controller;
+    options.topology_mode_annotation = TopologyModeAnnotationKnown(c);
     endpointslice::Deps deps = LocalDeps<endpointslice::Deps>(c);
     SW_ASSIGN_OR_RETURN(auto created, endpointslice::Controller::Create(options, deps));
     return Hold(std::move(created));
@@ -88,6 +96,7 @@ ControllerDescriptor MultinetworkController() {
   d.create = [](const ControllerContext& c) -> Result<RunningController> {
     endpointslice::Options options = c.options.endpointslice;
     options.external_endpoint_controller = c.external_endpoint_controller;
+    options.topology_mode_annotation = TopologyModeAnnotationKnown(c);
     const endpointslice::Options defaults = multinetwork::DefaultOptions();
     options.managed_by = defaults.managed_by;
     options.name = defaults.name;

@@ -88,14 +88,18 @@ TEST(ManagerTest, ExportsTheInternalBugCount) {
       << (*manager)->metrics().Expose();
 }
 
-// kube-controller-manager labels its Endpoints from Kubernetes 1.33 on; the manager gives the
-// Endpoints controller the API server's version.
+// kube-controller-manager labels its Endpoints from Kubernetes 1.33 on, and reads the
+// topology-mode annotation from 1.27 on; the manager gives the controllers the API server's
+// version.
 TEST(ManagerTest, EndpointsManagedByLabelFromKubernetes133) {
   EXPECT_FALSE(endpoints::WritesManagedByLabel(1, 26));
   EXPECT_FALSE(endpoints::WritesManagedByLabel(1, 32));
   EXPECT_TRUE(endpoints::WritesManagedByLabel(1, 33));
   EXPECT_TRUE(endpoints::WritesManagedByLabel(1, 34));
   EXPECT_TRUE(endpoints::WritesManagedByLabel(2, 0));
+  // service.kubernetes.io/topology-mode is read from 1.27 on.
+  EXPECT_FALSE(endpointslice::TopologyModeAnnotationKnown(1, 26));
+  EXPECT_TRUE(endpointslice::TopologyModeAnnotationKnown(1, 27));
 }
 
 // Manager::Run against the real embedded API server, with leader election on and off: it becomes
