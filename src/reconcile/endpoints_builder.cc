@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "slicewright/base/md5.h"
 #include "slicewright/model/core.h"
 #include "slicewright/model/meta.h"
 #include "slicewright/model/time.h"
@@ -89,6 +90,112 @@ bool LessSubset(const model::EndpointSubset& a, const model::EndpointSubset& b) 
                                       LessAddress);
 }
 
+// ---- upstream's order: the MD5 of Go's printout ----
+//
+// Upstream's SortSubsets orders the ports of a subset, then the subsets, by the MD5 of
+// DeepHashObject's printout: go-spew's "%#v" (types in parentheses before each field's value,
+// none for slice elements or a pointer's target, strings unquoted, nil slices and pointers as
+// "<nil>"). The objects printed are RepackSubsets' output, where an empty address or port list is
+// nil. Writing the same order lets kube-controller-manager, which compares subsets in order, take
+// over our Endpoints without rewriting them.
+
+void AppendOptional(std::string& out, const std::optional<std::string>& value) {
+  out += value.has_value() ? *value : std::string("<nil>");
+}
+
+void AppendPort(std::string& out, const model::CoreEndpointPort& port) {
+  out += "{Name:(string)";
+  out += port.name;
+  out += " Port:(int32)";
+  out += std::to_string(port.port);
+  out += " Protocol:(v1.Protocol)";
+  out += port.protocol;
+  out += " AppProtocol:(*string)";
+  AppendOptional(out, port.app_protocol);
+  out += '}';
+}
+
+void AppendAddress(std::string& out, const model::EndpointAddress& address) {
+  out += "{IP:(string)";
+  out += address.ip;
+  out += " Hostname:(string)";
+  out += address.hostname;
+  out += " NodeName:(*string)";
+  AppendOptional(out, address.node_name);
+  out += " TargetRef:(*v1.ObjectReference)";
+  if (!address.target_ref.has_value()) {
+    out += "<nil>";
+  } else {
+    const model::ObjectReference& ref = *address.target_ref;
+    out += "{Kind:(string)";
+    out += ref.kind;
+    out += " Namespace:(string)";
+    out += ref.namespace_;
+    out += " Name:(string)";
+    out += ref.name.view();
+    out += " UID:(types.UID)";
+    out += ref.uid.view();
+    out += " APIVersion:(string)";
+    out += ref.api_version.view();
+    out += " ResourceVersion:(string)";
+    out += ref.resource_version.view();
+    out += " FieldPath:(string)";
+    out += ref.field_path.view();
+    out += '}';
+  }
+  out += '}';
+}
+
+template <typename T, typename Append>
+void AppendList(std::string& out, std::string_view field, std::string_view type,
+                const std::vector<T>& items, Append append) {
+  out += field;
+  out += ":([]";
+  out += type;
+  out += ')';
+  if (items.empty()) {
+    out += "<nil>";
+    return;
+  }
+  out += '[';
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ' ';
+    append(out, items[i]);
+  }
+  out += ']';
+}
+
+Md5Digest PortDigest(const model::CoreEndpointPort& port) {
+  std::string text = "(v1.EndpointPort)";
+  AppendPort(text, port);
+  return Md5(text);
+}
+
+Md5Digest SubsetDigest(const model::EndpointSubset& subset) {
+  std::string text = "(v1.EndpointSubset){";
+  AppendList(text, "Addresses", "v1.EndpointAddress", subset.addresses, AppendAddress);
+  text += ' ';
+  AppendList(text, "NotReadyAddresses", "v1.EndpointAddress", subset.not_ready_addresses,
+             AppendAddress);
+  text += ' ';
+  AppendList(text, "Ports", "v1.EndpointPort", subset.ports, AppendPort);
+  text += '}';
+  return Md5(text);
+}
+
+// Sorts `items` by `digest` of each (computed once), as sort.Sort by the hash would; equal
+// digests (equal items) keep no particular order, as upstream's.
+template <typename T, typename Digest>
+void SortByDigest(std::vector<T>& items, Digest digest) {
+  std::vector<std::pair<Md5Digest, T>> keyed;
+  keyed.reserve(items.size());
+  for (T& item : items) keyed.emplace_back(digest(item), std::move(item));
+  std::sort(keyed.begin(), keyed.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  items.clear();
+  for (auto& [key, item] : keyed) items.push_back(std::move(item));
+}
+
 // RepackSubsets' state: every (address, port) pair seen, with its readiness.
 class Repacker final {
  public:
@@ -137,9 +244,9 @@ class Repacker final {
       subset.ports = std::move(ports);
       std::sort(subset.addresses.begin(), subset.addresses.end(), LessAddress);
       std::sort(subset.not_ready_addresses.begin(), subset.not_ready_addresses.end(), LessAddress);
-      std::sort(subset.ports.begin(), subset.ports.end(), PortLess());
+      SortByDigest(subset.ports, PortDigest);
     }
-    std::sort(out.begin(), out.end(), LessSubset);
+    SortByDigest(out, SubsetDigest);
     return out;
   }
 
@@ -168,6 +275,17 @@ bool AddressesEqual(const std::vector<model::EndpointAddress>& a,
                       return !x.target_ref.has_value() ||
                              ReferencesEqualIgnoringVersion(*x.target_ref, *y.target_ref);
                     });
+}
+
+// RepackSubsets' output with ports and subsets in value order (PortLess, LessSubset): a layout
+// that depends on the content alone.
+std::vector<model::EndpointSubset> ValueOrdered(std::span<const model::EndpointSubset> subsets) {
+  std::vector<model::EndpointSubset> out = RepackSubsets(subsets);
+  for (model::EndpointSubset& subset : out) {
+    std::sort(subset.ports.begin(), subset.ports.end(), PortLess());
+  }
+  std::sort(out.begin(), out.end(), LessSubset);
+  return out;
 }
 
 bool SubsetsEqualAsGiven(std::span<const model::EndpointSubset> a,
@@ -323,12 +441,15 @@ bool EndpointSubsetsEqual(std::span<const model::EndpointSubset> a,
   if (SubsetsEqualAsGiven(a, b)) {
     return true;
   }
-  return SubsetsEqualAsGiven(RepackSubsets(a), RepackSubsets(b));
+  // In value order: the written (hash) order depends on fields equality ignores (a targetRef's
+  // resourceVersion).
+  return SubsetsEqualAsGiven(ValueOrdered(a), ValueOrdered(b));
 }
 
 std::string SubsetsFingerprint(std::span<const model::EndpointSubset> subsets) {
   Fnv64 hash;
-  const std::vector<model::EndpointSubset> canonical = RepackSubsets(subsets);
+  // By value, not in the written (hash) order: the mark then depends on the content alone.
+  const std::vector<model::EndpointSubset> canonical = ValueOrdered(subsets);
   hash.Number(canonical.size());
   for (const model::EndpointSubset& subset : canonical) {
     HashAddresses(hash, subset.addresses);

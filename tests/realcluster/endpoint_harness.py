@@ -365,6 +365,56 @@ def normalise_address(address, pod_uids):
             "nodeName": address.get("nodeName"), "targetRef": ref}
 
 
+def _spew_optional(value):
+    return "<nil>" if value is None else value
+
+
+def _spew_port(port):
+    return "{Name:(string)%s Port:(int32)%d Protocol:(v1.Protocol)%s AppProtocol:(*string)%s}" % (
+        port.get("name", ""), port.get("port", 0), port.get("protocol", "TCP"),
+        _spew_optional(port.get("appProtocol")))
+
+
+def _spew_address(address):
+    ref = address.get("targetRef")
+    ref_text = "<nil>" if ref is None else (
+        "{Kind:(string)%s Namespace:(string)%s Name:(string)%s UID:(types.UID)%s "
+        "APIVersion:(string)%s ResourceVersion:(string)%s FieldPath:(string)%s}" % tuple(
+            ref.get(k, "") for k in ("kind", "namespace", "name", "uid", "apiVersion",
+                                     "resourceVersion", "fieldPath")))
+    return "{IP:(string)%s Hostname:(string)%s NodeName:(*string)%s TargetRef:(*v1.ObjectReference)%s}" % (
+        address.get("ip", ""), address.get("hostname", ""), _spew_optional(address.get("nodeName")),
+        ref_text)
+
+
+def _spew_list(field, type_name, items, element):
+    body = "<nil>" if not items else "[" + " ".join(element(i) for i in items) + "]"
+    return "%s:([]%s)%s" % (field, type_name, body)
+
+
+def upstream_subset_order(subsets):
+    """Whether `subsets` are in the order upstream's SortSubsets gives (ports, then subsets, by
+    the MD5 of go-spew's "%#v" printout): an independent reading of what the Endpoints controller
+    writes, checked against kube-controller-manager's objects and ours alike."""
+    import hashlib
+
+    def md5(text):
+        return hashlib.md5(text.encode()).digest()
+
+    for subset in subsets:
+        ports = subset.get("ports") or []
+        if ports != sorted(ports, key=lambda p: md5("(v1.EndpointPort)" + _spew_port(p))):
+            return False
+
+    def subset_key(subset):
+        return md5("(v1.EndpointSubset){%s %s %s}" % (
+            _spew_list("Addresses", "v1.EndpointAddress", subset.get("addresses"), _spew_address),
+            _spew_list("NotReadyAddresses", "v1.EndpointAddress", subset.get("notReadyAddresses"),
+                       _spew_address),
+            _spew_list("Ports", "v1.EndpointPort", subset.get("ports"), _spew_port)))
+    return subsets == sorted(subsets, key=subset_key)
+
+
 def normalise_endpoints_object(obj, pod_uids):
     """An Endpoints as compared: subsets in a canonical order (addresses by IP then pod name,
     ports by value, subsets by value); whether the stored order was already that one is kept
@@ -380,7 +430,12 @@ def normalise_endpoints_object(obj, pod_uids):
             "ports": sorted((subset.get("ports") or []),
                             key=lambda p: json.dumps(p, sort_keys=True))})
     canonical.sort(key=lambda s: json.dumps(s, sort_keys=True))
+    subsets = obj.get("subsets") or []
     return {"subsets": json.dumps(canonical, sort_keys=True),
+            # Only meaningful for an Endpoints a controller wrote from pods (truncation keeps the
+            # order), compared as a verdict since the order depends on each cluster's pod uids.
+            "upstream order": upstream_subset_order(subsets) if len(subsets) > 1 or any(
+                len(s.get("ports") or []) > 1 for s in subsets) else "n/a",
             "labels": json.dumps(obj["metadata"].get("labels") or {}, sort_keys=True),
             "annotations": json.dumps(_annotations(obj["metadata"], drop_ours=True),
                                       sort_keys=True),

@@ -31,9 +31,9 @@ inline constexpr std::string_view kAnnotationWrittenSubsets =
 // targetRef UID (the first copy is kept); per port, an address that is not ready in any subset is
 // not ready; ports served by the same addresses (with the same readiness) share one subset;
 // addresses without any port share a port-less subset. Addresses are sorted by IP text then UID
-// (no targetRef first), as upstream's; ports by name, port, protocol and appProtocol, and subsets
-// by their ports: upstream orders those two by a hash, any fixed order is as canonical (decision
-// §15.1). Subsets left with no address are dropped.
+// (no targetRef first), ports and then subsets by the MD5 of Go's printout of each, all as
+// upstream's SortSubsets: kube-controller-manager compares subsets in order, so the same order is
+// what lets it take over our Endpoints without a write. Subsets left with no address are dropped.
 std::vector<model::EndpointSubset> RepackSubsets(std::span<const model::EndpointSubset> subsets);
 
 // Upstream truncateEndpoints over `subsets`, in place; true when it truncated (then the object is
