@@ -372,10 +372,28 @@ def multinetwork_case():
     return Case("multinet", [one])
 
 
-def named_cases(big_pods=250, mirrored_addresses=1050):
-    return [dual_stack_case(), ports_case(), not_ready_case(), many_case(big_pods),
-            terminating_case(), headless_case(), mirroring_case(mirrored_addresses),
-            changes_case(), no_node_case(), topology_case(), handed_case()]
+def over_capacity_case(count):
+    """More pods than an Endpoints holds (1,000): truncated and annotated over-capacity; then
+    back under it."""
+    ns = "capacity"
+
+    def one():
+        return [("create", namespace(ns)), ("create", service(ns, "web", {"app": "web"}))] + \
+            web_pods(ns, count, 150, ready=lambda i: i % 10 != 0)
+
+    def two():
+        return [("delete", "Pod", ns, "web-%d" % i) for i in range(count - 1, 950, -1)]
+
+    return Case("capacity", [one, two])
+
+
+def named_cases(big_pods=250, mirrored_addresses=1050, over_capacity=0):
+    cases = [dual_stack_case(), ports_case(), not_ready_case(), many_case(big_pods),
+             terminating_case(), headless_case(), mirroring_case(mirrored_addresses),
+             changes_case(), no_node_case(), topology_case(), handed_case()]
+    if over_capacity:
+        cases.append(over_capacity_case(over_capacity))
+    return cases
 
 
 # ---- the seeded random part ----
