@@ -719,8 +719,10 @@ class OurManager:
 
     def forbidden(self):
         """Every sign of a 403: log lines and rest_client_requests_total{code="403"}."""
+        # kube-apiserver's 403 message says "... is forbidden: User ... cannot ..."; a bare "403"
+        # could be a resourceVersion in a log line.
         found = [line for line in self.text().splitlines()
-                 if re.search(r"\b403\b|forbidden", line, re.IGNORECASE)]
+                 if re.search(r"forbidden", line, re.IGNORECASE)]
         for (name, labels), value in self.metrics().items():
             if name == "rest_client_requests_total" and ("code", "403") in labels and value:
                 found.append("rest_client_requests_total%s = %s" % (dict(labels), value))
