@@ -428,15 +428,15 @@ def main():
         keep = checks.failed > failed_before
         for manager in MANAGERS:
             manager.kill()
+        import shutil
+
         for plane in planes.values():
             plane.stop()
+            # etcd's data lives on tmpfs: never kept (the logs are in the work folder).
+            shutil.rmtree(getattr(plane, "etcd_data", ""), ignore_errors=True)
         if keep or os.environ.get("E2E_KEEP"):
             print("(kept %s for inspection)" % workdir, flush=True)
         else:
-            import shutil
-
-            for plane in planes.values():
-                shutil.rmtree(getattr(plane, "etcd_data", ""), ignore_errors=True)
             shutil.rmtree(workdir, ignore_errors=True)
     print("differential: %.1f s" % (time.monotonic() - started), flush=True)
     return checks.finish()
