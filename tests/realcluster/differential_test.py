@@ -44,10 +44,14 @@ SENTINELS = "sentinel"
 MANAGERS = []  # every manager started, killed at the end whatever happened
 
 
-def start_planes(workdir):
-    planes = {name: control_plane.ControlPlane(os.path.join(workdir, name), dual_stack=True,
-                                               name=name)
-              for name in ("kcm", "ours")}
+def make_planes(workdir):
+    return {name: control_plane.ControlPlane(os.path.join(workdir, name), dual_stack=True,
+                                             name=name)
+            for name in ("kcm", "ours")}
+
+
+def start_planes(planes):
+    """Starts both at once (a failure stops neither: the caller's cleanup does)."""
     errors = []
 
     def start(plane):
@@ -63,7 +67,6 @@ def start_planes(workdir):
         thread.join()
     if errors:
         raise RuntimeError("; ".join(errors))
-    return planes
 
 
 def start_ours(plane, binary, name, extra_overrides=None):
@@ -386,10 +389,10 @@ def main():
           flush=True)
     workdir = tempfile.mkdtemp(prefix="sw-realcluster-differential.")
     started = time.monotonic()
-    planes = {}
+    planes = make_planes(workdir)
     failed_before = checks.failed
     try:
-        planes = start_planes(workdir)
+        start_planes(planes)
         kcm_plane, ours_plane = planes["kcm"], planes["ours"]
         print("control planes %s up in %.1f s" % (kcm_plane.version, time.monotonic() - started),
               flush=True)
