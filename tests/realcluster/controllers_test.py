@@ -127,7 +127,8 @@ def check_phase_one(c, labelled):
         want_ports.append(sorted([("http", 8082, "TCP"), metrics]))
     want_ports.sort()
     expect("named ports: a slice per resolved port set", 20,
-           lambda: c.port_sets("ports", "multi") == want_ports, lambda: c.port_sets("ports", "multi"))
+           lambda: c.port_sets("ports", "multi") == want_ports,
+           lambda: c.port_sets("ports", "multi"))
 
     # publishNotReadyAddresses: every pod with an IP that is not terminal, all ready.
     pnr = {ip4(40, i): (True, i % 2 == 0, False, "web-%d" % i) for i in range(4)}

@@ -469,7 +469,8 @@ def random_phases(seed, operations, phases=2):
             return [("terminate", ns, name)]
         svc = rng.choice(sorted(services))
         if roll < 0.93:
-            return [("patch", "Service", ns, svc, {"spec": {"selector": {"app": rng.choice(apps)}}})]
+            return [("patch", "Service", ns, svc,
+                     {"spec": {"selector": {"app": rng.choice(apps)}}})]
         return [("patch", "Service", ns, svc, {"spec": {"ports": rng.choice(port_choices[:3])}})]
 
     out = []

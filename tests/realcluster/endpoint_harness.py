@@ -32,7 +32,8 @@ LABEL_SKIP_MIRROR = "endpointslice.kubernetes.io/skip-mirror"
 ENDPOINTS_MANAGED_BY = "endpoints.kubernetes.io/managed-by"
 TRIGGER_TIME = "endpoints.kubernetes.io/last-change-trigger-time"
 OVER_CAPACITY = "endpoints.kubernetes.io/over-capacity"
-# Ours by design: the mark our Endpoints controller leaves on what it wrote (docs/design.md, KEP-4770).
+# Ours by design: the mark our Endpoints controller leaves on what it wrote (docs/design.md,
+# KEP-4770).
 OUR_ENDPOINTS_ANNOTATION = "endpoints.slicewright.io/written-subsets"
 KEEP_TERMINATING = control_plane.Kubelet.KEEP_TERMINATING
 NETWORK_STATUS = "k8s.v1.cni.cncf.io/network-status"
@@ -382,7 +383,8 @@ def _spew_address(address):
         "APIVersion:(string)%s ResourceVersion:(string)%s FieldPath:(string)%s}" % tuple(
             ref.get(k, "") for k in ("kind", "namespace", "name", "uid", "apiVersion",
                                      "resourceVersion", "fieldPath")))
-    return "{IP:(string)%s Hostname:(string)%s NodeName:(*string)%s TargetRef:(*v1.ObjectReference)%s}" % (
+    return ("{IP:(string)%s Hostname:(string)%s NodeName:(*string)%s "
+            "TargetRef:(*v1.ObjectReference)%s}") % (
         address.get("ip", ""), address.get("hostname", ""), _spew_optional(address.get("nodeName")),
         ref_text)
 
@@ -732,7 +734,8 @@ class OurManager:
         """Every work queue empty and no sync in flight."""
         metrics = self.metrics()
         depths = [v for (n, _), v in metrics.items() if n == "workqueue_depth"]
-        unfinished = [v for (n, _), v in metrics.items() if n == "workqueue_unfinished_work_seconds"]
+        unfinished = [v for (n, _), v in metrics.items()
+                      if n == "workqueue_unfinished_work_seconds"]
         return bool(depths) and not any(depths) and not any(unfinished)
 
     def kill(self):
