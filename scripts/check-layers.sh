@@ -61,7 +61,7 @@ BEGIN {
   # dns: the UDP and TCP server of the clusterset.local responder (server.cc).
   lib_prefix[5] = "boost/asio";    lib_name[5] = "Boost.Asio"; lib_where[5] = "client runtime apiserver dns"
   # mcs: SHA-256 (the EVP interface of libcrypto) for the derived Service name, spec section 11.
-  lib_prefix[6] = "openssl/";      lib_name[6] = "OpenSSL";    lib_where[6] = "client apiserver mcs"
+  lib_prefix[6] = "openssl/";      lib_name[6] = "OpenSSL";    lib_where[6] = "client apiserver mcs reconcile"
   lib_prefix[7] = "sqlite3";       lib_name[7] = "SQLite";     lib_where[7] = "apiserver"
   lib_prefix[8] = "CLI/";          lib_name[8] = "CLI11";      lib_where[8] = "cli"
   # dns: the DNS wire format, behind the one adapter src/dns/wire.cc.

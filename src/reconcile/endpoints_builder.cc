@@ -12,7 +12,6 @@
 #include <utility>
 #include <vector>
 
-#include "slicewright/base/md5.h"
 #include "slicewright/model/core.h"
 #include "slicewright/model/meta.h"
 #include "slicewright/model/time.h"
@@ -20,9 +19,14 @@
 #include "slicewright/net/ip.h"
 #include "slicewright/reconcile/pod_source.h"
 
+#include "reconcile/md5.h"
 #include "reconcile/pod_source_internal.h"
 
 namespace slicewright::reconcile {
+
+using internal::Md5;
+using internal::Md5Digest;
+
 namespace {
 
 std::string_view UidOf(const model::EndpointAddress& address) {

@@ -1,10 +1,10 @@
-#include "slicewright/base/md5.h"
+#include "reconcile/md5.h"
 
 #include <string>
 
 #include <gtest/gtest.h>
 
-namespace slicewright {
+namespace slicewright::reconcile::internal {
 namespace {
 
 std::string Hex(const Md5Digest& digest) {
@@ -17,8 +17,7 @@ std::string Hex(const Md5Digest& digest) {
   return out;
 }
 
-// RFC 1321's test suite (A.5), which covers one block, the padding that spills into a second one
-// (56 to 63 bytes) and several blocks.
+// RFC 1321's test suite (A.5): libcrypto gives the digest upstream's Endpoints order is built on.
 TEST(Md5Test, Rfc1321TestSuite) {
   EXPECT_EQ(Hex(Md5("")), "d41d8cd98f00b204e9800998ecf8427e");
   EXPECT_EQ(Hex(Md5("a")), "0cc175b9c0f1b6a831c399e269772661");
@@ -33,4 +32,4 @@ TEST(Md5Test, Rfc1321TestSuite) {
 }
 
 }  // namespace
-}  // namespace slicewright
+}  // namespace slicewright::reconcile::internal
