@@ -81,4 +81,6 @@ const Message* FindKind(std::string_view api_version, std::string_view kind) {
   return nullptr;
 }
 
+const Message& MetaV1DeleteOptions() { return tables::kMetaV1DeleteOptions; }
+
 }  // namespace slicewright::apiserver::gotypes

@@ -84,4 +84,8 @@ struct Message {
 // events/v1, policy/v1, rbac/v1, autoscaling/v1 and apiextensions/v1, List kinds included.
 const Message* FindKind(std::string_view api_version, std::string_view kind);
 
+// metav1.DeleteOptions: the body of a DELETE or deletecollection, in every group version (it is
+// an options type, not a kind of its own, so FindKind does not know it).
+const Message& MetaV1DeleteOptions();
+
 }  // namespace slicewright::apiserver::gotypes

@@ -519,6 +519,8 @@ struct Envelope {
   std::size_t raw_end = 0;
   std::string content_encoding;  // contentEncoding=3
   std::string content_type;      // contentType=4
+  std::string api_version;       // type_meta's, "" when absent
+  std::string kind;
 };
 
 constexpr Field kUnknownFields[] = {
@@ -528,26 +530,15 @@ constexpr Field kUnknownFields[] = {
     {4, "contentType", kString, kOmitEmpty, nullptr, "string", ""}};
 constexpr Message kUnknown{"runtime.Unknown", "runtime.Unknown", kUnknownFields};
 
-}  // namespace
-
-bool IsKubernetesProtobuf(std::string_view content_type) {
-  const std::size_t semicolon = content_type.find(';');
-  if (semicolon != std::string_view::npos) {
-    content_type = content_type.substr(0, semicolon);
-  }
-  return EqualsIgnoreCase(TrimSpace(content_type), kKubernetesProtobufContentType);
-}
-
-Result<json> DecodeKubernetesProtobuf(std::string_view body) {
+// Reads the magic bytes and the runtime.Unknown envelope of `body` into `envelope`. The raw
+// object is decoded by the caller once its kind is known, so the envelope's fields are read one by
+// one; the table only fixes their numbers and names.
+Status ReadEnvelope(Decoder& decoder, std::string_view body, Envelope& envelope) {
   if (body.substr(0, kMagic.size()) != kMagic) {
     return BadRequestError(
         R"(invalid protobuf body: it does not start with the magic bytes "k8s\x00" at byte 0)");
   }
-  Decoder decoder(body);
   decoder.path() = kUnknown.name;
-  // The raw object is decoded once its kind is known, so the envelope's fields are read one by
-  // one; the table only fixes their numbers and names.
-  Envelope envelope;
   const auto visit = [&](const WireField& wire) -> Status {
     if (wire.number < 1 || wire.number > 4) {
       return Status::Ok();
@@ -583,11 +574,14 @@ Result<json> DecodeKubernetesProtobuf(std::string_view body) {
     return Status::Ok();
   };
   SW_RETURN_IF_ERROR(decoder.ForEachField(kMagic.size(), body.size(), visit));
-  const std::string api_version = envelope.type_meta.value("apiVersion", std::string());
-  const std::string kind = envelope.type_meta.value("kind", std::string());
-  if (kind.empty()) {
-    return BadRequestError("invalid protobuf body: runtime.Unknown names no kind");
-  }
+  envelope.api_version = envelope.type_meta.value("apiVersion", std::string());
+  envelope.kind = envelope.type_meta.value("kind", std::string());
+  return Status::Ok();
+}
+
+// kUnsupportedMediaType unless the raw object is plain protobuf (no contentEncoding, and no
+// contentType or ours).
+Status CheckRawEncoding(const Envelope& envelope) {
   if (!envelope.content_encoding.empty()) {
     return Status(
         StatusCode::kUnsupportedMediaType,
@@ -602,6 +596,29 @@ Result<json> DecodeKubernetesProtobuf(std::string_view body) {
             json(envelope.content_type).dump(-1, ' ', false, json::error_handler_t::replace) +
             " is not supported");
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool IsKubernetesProtobuf(std::string_view content_type) {
+  const std::size_t semicolon = content_type.find(';');
+  if (semicolon != std::string_view::npos) {
+    content_type = content_type.substr(0, semicolon);
+  }
+  return EqualsIgnoreCase(TrimSpace(content_type), kKubernetesProtobufContentType);
+}
+
+Result<json> DecodeKubernetesProtobuf(std::string_view body) {
+  Decoder decoder(body);
+  Envelope envelope;
+  SW_RETURN_IF_ERROR(ReadEnvelope(decoder, body, envelope));
+  const std::string& api_version = envelope.api_version;
+  const std::string& kind = envelope.kind;
+  if (kind.empty()) {
+    return BadRequestError("invalid protobuf body: runtime.Unknown names no kind");
+  }
+  SW_RETURN_IF_ERROR(CheckRawEncoding(envelope));
   if (!envelope.has_raw) {
     // kubectl always sends the object (its metadata at least); a body cut right after typeMeta
     // must not pass as an empty object.
@@ -618,6 +635,30 @@ Result<json> DecodeKubernetesProtobuf(std::string_view body) {
   decoder.path() = type->name;
   SW_RETURN_IF_ERROR(decoder.DecodeInto(*type, envelope.raw_begin, envelope.raw_end, 1, object));
   return object;
+}
+
+Result<json> DecodeDeleteOptionsProtobuf(std::string_view body) {
+  Decoder decoder(body);
+  Envelope envelope;
+  SW_RETURN_IF_ERROR(ReadEnvelope(decoder, body, envelope));
+  // kube-apiserver decodes DeleteOptions whatever group version the body names (client-go sends
+  // its client's: "v1" for core kinds, "apps/v1" for Deployments) and takes a typeMeta without a
+  // kind as DeleteOptions too; any other kind is refused.
+  if (!envelope.kind.empty() && envelope.kind != "DeleteOptions") {
+    const std::string group_version =
+        envelope.api_version.empty() ? "<no apiVersion>" : envelope.api_version;
+    return BadRequestError("invalid protobuf body: runtime.Unknown holds " + group_version + " " +
+                           envelope.kind + ", not DeleteOptions");
+  }
+  SW_RETURN_IF_ERROR(CheckRawEncoding(envelope));
+  json options = json::object();
+  if (!envelope.has_raw) {
+    return options;  // as kube-apiserver decodes it: no raw object, no options set
+  }
+  const Message& type = gotypes::MetaV1DeleteOptions();
+  decoder.path() = type.name;
+  SW_RETURN_IF_ERROR(decoder.DecodeInto(type, envelope.raw_begin, envelope.raw_end, 1, options));
+  return options;
 }
 
 }  // namespace slicewright::apiserver

@@ -34,4 +34,15 @@ bool IsKubernetesProtobuf(std::string_view content_type);
 // than 100. Never throws, never reads outside `body`.
 Result<nlohmann::json> DecodeKubernetesProtobuf(std::string_view body);
 
+// Decodes the protobuf body of a DELETE or deletecollection (client-go sends one for every
+// built-in kind) into metav1.DeleteOptions' JSON form, as kube-apiserver's delete handler does:
+// the envelope may name any group version ("v1", "apps/v1", "meta.k8s.io/v1") and kind
+// DeleteOptions or no kind; no raw object is no options ({}). Set fields only: gracePeriodSeconds,
+// preconditions {uid, resourceVersion}, orphanDependents, propagationPolicy,
+// ignoreStoreReadErrorWithClusterBreakingPotential when on the wire, dryRun when not empty.
+// Errors: kBadRequest for another kind and for every malformed body DecodeKubernetesProtobuf
+// refuses (naming the byte and the field, e.g. "(in DeleteOptions.preconditions)");
+// kUnsupportedMediaType for a contentEncoding. Never throws, never reads outside `body`.
+Result<nlohmann::json> DecodeDeleteOptionsProtobuf(std::string_view body);
+
 }  // namespace slicewright::apiserver

@@ -683,4 +683,13 @@ Status DecodeStrictJson(std::string_view api_version, std::string_view kind, jso
                          "\" cannot be handled as a " + std::string(kind) + ": " + error);
 }
 
+Status DecodeStrictDeleteOptions(json& object) {
+  Walker walker(/*unknown=*/nullptr);  // unknown fields are left alone: none is read
+  const std::string error = walker.Run(gotypes::MetaV1DeleteOptions(), object);
+  if (error.empty()) {
+    return Status::Ok();
+  }
+  return BadRequestError("DeleteOptions: " + error);
+}
+
 }  // namespace slicewright::apiserver

@@ -31,6 +31,12 @@ namespace slicewright::apiserver {
 Status DecodeStrictJson(std::string_view api_version, std::string_view kind, nlohmann::json& object,
                         std::vector<std::string>* unknown = nullptr);
 
+// The same walk over the JSON body of a DELETE (`object`, an object) against metav1.DeleteOptions:
+// kBadRequest "DeleteOptions: <Go's error>", e.g. `DeleteOptions: json: cannot unmarshal string
+// into Go struct field DeleteOptions.gracePeriodSeconds of type int64` (kube-apiserver answers
+// that text with a 500). Unknown fields pass, as upstream's non-strict decoding lets them.
+Status DecodeStrictDeleteOptions(nlohmann::json& object);
+
 // Go's time.Parse for the two layouts metav1 uses: kRfc3339Layout ("2006-01-02T15:04:05Z07:00",
 // metav1.Time) and kRfc3339MicroLayout (metav1.MicroTime). On success, `formatted` is the instant
 // re-encoded in UTC with the same layout (Time: seconds only; MicroTime: six digits), or empty for

@@ -31,6 +31,7 @@
 #include "apiserver/api/table.h"
 #include "apiserver/rest/allocators.h"
 #include "apiserver/rest/background.h"
+#include "apiserver/rest/delete_options.h"
 #include "apiserver/rest/json_util.h"
 #include "apiserver/rest/objects.h"
 #include "apiserver/rest/request_info.h"
@@ -166,14 +167,6 @@ std::optional<std::string> Base64Decode(std::string_view text) {
   out.resize(size);
   return out;
 }
-
-struct DeleteOptions {
-  std::optional<std::int64_t> grace_period_seconds;
-  std::string propagation_policy;  // Orphan, Background, Foreground; "" = the default
-  std::string precondition_uid;
-  std::string precondition_resource_version;
-  bool dry_run = false;
-};
 
 bool HasFinalizer(const Json& object, std::string_view finalizer) {
   const Json* metadata = Metadata(object);
@@ -2833,62 +2826,6 @@ HttpResponse ApiServer::Impl::HandlePatch(HttpRequest& request, const ResourceIn
   }
   return response;
 }
-
-namespace {
-
-Result<DeleteOptions> DeleteOptionsFromRequest(const HttpRequest& request) {
-  DeleteOptions options;
-  if (!request.body.empty()) {
-    SW_ASSIGN_OR_RETURN(Json body, ParseJson(request.body, "DeleteOptions"));
-    if (!body.is_object()) {
-      return BadRequestError("DeleteOptions: must be a JSON object");
-    }
-    if (const auto grace = IntField(body, "gracePeriodSeconds")) {
-      options.grace_period_seconds = *grace;
-    }
-    options.propagation_policy = StringOr(body, "propagationPolicy");
-    if (auto it = body.find("orphanDependents"); it != body.end() && it->is_boolean()) {
-      if (it->get<bool>() && options.propagation_policy.empty()) {
-        options.propagation_policy = "Orphan";
-      }
-    }
-    if (const Json* preconditions = ObjectField(body, "preconditions")) {
-      options.precondition_uid = StringOr(*preconditions, "uid");
-      options.precondition_resource_version = StringOr(*preconditions, "resourceVersion");
-    }
-    if (const Json* dry_run = ArrayField(body, "dryRun")) {
-      for (const Json& value : *dry_run) {
-        if (value != "All") {
-          return BadRequestError("Invalid dry run value: only \"All\" is supported");
-        }
-        options.dry_run = true;
-      }
-    }
-  }
-  if (request.HasQuery("gracePeriodSeconds")) {
-    const auto grace = ParseRevision(request.Query("gracePeriodSeconds"));
-    if (!grace) {
-      return BadRequestError("invalid gracePeriodSeconds");
-    }
-    options.grace_period_seconds = *grace;
-  }
-  if (request.HasQuery("propagationPolicy")) {
-    options.propagation_policy = std::string(request.Query("propagationPolicy"));
-  }
-  if (QueryParameterTrue(request.Query("orphanDependents")) && options.propagation_policy.empty()) {
-    options.propagation_policy = "Orphan";
-  }
-  if (!options.propagation_policy.empty() && options.propagation_policy != "Orphan" &&
-      options.propagation_policy != "Background" && options.propagation_policy != "Foreground") {
-    return InvalidError("propagationPolicy: Unsupported value: \"" + options.propagation_policy +
-                        "\": supported values: \"Foreground\", \"Background\", \"Orphan\"");
-  }
-  SW_ASSIGN_OR_RETURN(bool dry_run, DryRun(request));
-  options.dry_run = options.dry_run || dry_run;
-  return options;
-}
-
-}  // namespace
 
 // The resources whose kube-apiserver store answers a DELETE with the deleted object
 // (ReturnDeletedObject: pods, services, serviceaccounts; a namespace's own REST; custom

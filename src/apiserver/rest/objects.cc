@@ -169,7 +169,14 @@ void DefaultService(Json& object) {
       if (!port.contains("protocol")) {
         port["protocol"] = "TCP";
       }
-      if (!port.contains("targetPort") && port.contains("port")) {
+      // SetDefaults_Service: an unset targetPort is the port itself. Unset is the zero
+      // IntOrString in every spelling: absent, null, 0 (what client-go sends for a targetPort
+      // left empty, as JSON and as protobuf) or "". On create, update and patch alike.
+      const auto target = port.find("targetPort");
+      const bool unset = target == port.end() || target->is_null() ||
+                         (target->is_number_integer() && target->get<std::int64_t>() == 0) ||
+                         (target->is_string() && target->get_ref<const std::string&>().empty());
+      if (unset && port.contains("port") && port["port"].is_number_integer()) {
         port["targetPort"] = port["port"];
       }
     }

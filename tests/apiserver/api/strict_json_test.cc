@@ -142,6 +142,51 @@ TEST(StrictJsonTest, AcceptsWhatGoDecodes) {
   EXPECT_TRUE(DecodeStrictJson("apiextensions.k8s.io/v1", "CustomResourceDefinition", crd).ok());
 }
 
+// A DELETE's JSON body against metav1.DeleteOptions: kube-apiserver (v1.34) answers Go's error
+// for a field of the wrong type (as a 500; we answer 400), and decodes nulls and unknown fields.
+TEST(StrictJsonTest, ChecksDeleteOptionsBodies) {
+  struct Case {
+    std::string_view body;
+    std::string_view message;
+  };
+  const Case refused[] = {
+      {R"({"gracePeriodSeconds": "5"})",
+       "DeleteOptions: json: cannot unmarshal string into Go struct field "
+       "DeleteOptions.gracePeriodSeconds of type int64"},
+      {R"({"orphanDependents": "true"})",
+       "cannot unmarshal string into Go struct field DeleteOptions.orphanDependents of type bool"},
+      {R"({"propagationPolicy": 1})",
+       "cannot unmarshal number into Go struct field DeleteOptions.propagationPolicy of type "
+       "v1.DeletionPropagation"},
+      {R"({"preconditions": {"uid": 7}})",
+       "cannot unmarshal number into Go struct field Preconditions.preconditions.uid of type "
+       "types.UID"},
+      {R"({"dryRun": "All"})",
+       "cannot unmarshal string into Go struct field DeleteOptions.dryRun of type []string"},
+      {R"({"gracePeriodSeconds": 1.5})",
+       "cannot unmarshal number 1.5 into Go struct field DeleteOptions.gracePeriodSeconds of "
+       "type int64"},
+  };
+  for (const Case& c : refused) {
+    SCOPED_TRACE(c.body);
+    json body = json::parse(c.body);
+    const Status status = DecodeStrictDeleteOptions(body);
+    ASSERT_FALSE(status.ok());
+    EXPECT_EQ(status.code(), StatusCode::kBadRequest);
+    EXPECT_NE(status.message().find(c.message), std::string_view::npos)
+        << "message: " << status.message() << "\nwant:    " << c.message;
+  }
+  for (std::string_view text :
+       {R"({})", R"({"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0,
+            "preconditions": {"uid": "u", "resourceVersion": "1"}, "orphanDependents": false,
+            "propagationPolicy": "Foreground", "dryRun": ["All"], "unknown": {"x": 1}})",
+        R"({"gracePeriodSeconds": null, "preconditions": null, "dryRun": null})"}) {
+    SCOPED_TRACE(text);
+    json body = json::parse(text);
+    EXPECT_TRUE(DecodeStrictDeleteOptions(body).ok());
+  }
+}
+
 // Times come back as Go re-encodes them: UTC, Time in whole seconds, MicroTime with six digits,
 // Go's zero time as null.
 TEST(StrictJsonTest, NormalisesTimes) {
