@@ -236,7 +236,10 @@ def judge(suite, yaml_entries, excluded, expect_counted, out):
             continue
         failures.append(spec)
         line("FAIL (%s)" % spec.state, spec)
-        detail = why or spec.message
+        # The suite's own one-line reading of the failure (report.yaml) when it has one, else
+        # Gomega's message.
+        summary = (yaml_entry or {}).get("message", "").strip().lstrip("-").strip()
+        detail = why or summary or spec.message
         for text in detail.splitlines()[:12]:
             out("        " + text)
         if spec.location:

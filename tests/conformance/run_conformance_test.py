@@ -60,7 +60,8 @@ def spec(text, state="passed", labels=("Required",), message="", container=""):
 
 
 def yaml_for(specs, overrides=None):
-    """report.yaml's groups for the specs that ran (as the suite writes it: desc trimmed)."""
+    """report.yaml's groups for the specs that ran (as the suite writes it: desc trimmed);
+    overrides: {desc: (passed, message)}."""
     overrides = overrides or {}
     out = io.StringIO()
     out.write("groups:\n    - name: Required\n      tests:\n")
@@ -70,11 +71,11 @@ def yaml_for(specs, overrides=None):
             passed, skipped = False, True
         else:
             passed, skipped = s["State"] == "passed", s["State"] == "skipped"
-        passed = overrides.get(desc, passed)
+        passed, message = overrides.get(desc, (passed, ""))
         out.write("        - desc: %s\n          passed: %s\n          failed: %s\n"
-                  "          skipped: %s\n          conformant: true\n          message: \"\"\n" %
+                  "          skipped: %s\n          conformant: true\n          message: %s\n" %
                   (json.dumps(desc), str(passed).lower(), str(not passed and not skipped).lower(),
-                   str(skipped).lower()))
+                   str(skipped).lower(), json.dumps(message)))
     return out.getvalue()
 
 
@@ -200,10 +201,16 @@ def test_failures(root):
     code, lines, _ = run(root, suite, scenario(specs, exit_code=1))
     text = "\n".join(lines)
     checks.eq("a failed spec: exit 1", code, 1)
-    checks.check("the failure is printed with its message and location",
+    checks.check("the failure is printed with Gomega's message and the location",
                  "FAIL (failed)" in text and "ServiceImport was not found on cluster" in text and
                  "at x.go:7" in text, text)
     checks.check("the verdict counts it", "15 of 16 counted specs passed" in text, text)
+    code, lines, _ = run(root, suite, scenario(specs, exit_code=1, yaml_overrides={
+        "spec number 03 should pass": (False, " - the suite's summary")}))
+    text = "\n".join(lines)
+    checks.check("... or with report.yaml's summary of it when there is one",
+                 code == 1 and "        the suite's summary" in lines and
+                 "Timed out after 20s." not in text, text)
 
     specs = passing_specs()
     specs[0] = spec("spec number 00 should pass", state="skipped",
@@ -214,7 +221,7 @@ def test_failures(root):
 
     specs = passing_specs()
     code, lines, _ = run(root, suite, scenario(
-        specs, yaml_overrides={"spec number 05 should pass": False}))
+        specs, yaml_overrides={"spec number 05 should pass": (False, "")}))
     checks.check("a spec report.yaml does not pass is a failure",
                  code == 1 and "report.yaml" in "\n".join(lines), lines)
 
