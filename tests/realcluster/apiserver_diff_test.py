@@ -160,7 +160,6 @@ KNOWN = {
     "delete: a resourceVersion precondition that fails": "message and details kind",
     "delete: propagationPolicy Orphan":
         "kube answers the object with the orphan finalizer set; ours orphans at once",
-    "delete: an invalid propagationPolicy": "kube answers 422 with a cause",
     "delete: with a finalizer":
         "ours answers 202 while a deletion waits; kube only with orphanDependents=false",
     # kube-apiserver 1.26 words these as older apimachinery did: a list value as Go's %#v
@@ -181,12 +180,7 @@ KNOWN = {
 }
 
 # Differences another branch is fixing (either outcome passes; a match is reported).
-PENDING = {
-    "service: refused, a targetPort of 0":
-        "expected fixed by the conformance branch: kube-apiserver defaults targetPort 0 to port",
-    "delete: protobuf DeleteOptions":
-        "expected fixed by the conformance branch: protobuf DeleteOptions are refused (400)",
-}
+PENDING = {}
 
 
 class Pair:
@@ -394,7 +388,7 @@ def services(p):
     for label, spec in bad.items():
         n += 1
         p.same("service: refused, " + label, "POST", SERVICE_PATH, service("bad%d" % n, spec))
-        # kube-apiserver takes targetPort 0 (the pending difference): the later lists stay equal.
+        # kube-apiserver takes targetPort 0 (its default): the later lists stay equal.
         p.both("DELETE", SERVICE_PATH + "/bad%d" % n)
     p.same("service: refused, a name that is not a DNS-1035 label", "POST", SERVICE_PATH,
            service("1web", {"ports": [{"port": 80}]}))
@@ -963,7 +957,7 @@ def patches(p):
 def deletes(p):
     ns = "diff-del"
     path = "/api/v1/namespaces/%s/configmaps" % ns
-    for name in ("d1", "d2", "d3", "held"):
+    for name in ("d1", "d2", "d3", "held", "pb", "pb-invalid"):
         extra = {"finalizers": ["example.com/hold"]} if name == "held" else {}
         p.both("POST", path, {"apiVersion": "v1", "kind": "ConfigMap",
                               "metadata": dict(name=name, labels={"del": "yes"}, **extra)})
@@ -981,8 +975,14 @@ def deletes(p):
     p.same("delete: with a finalizer", "DELETE", path + "/held")
     p.same("delete: a collection", "DELETE", path + "?labelSelector=del%3Dyes")
     p.same("delete: the finalized object is terminating", "GET", path + "/held")
-    p.same("delete: protobuf DeleteOptions", "DELETE", path + "/held",
-           b"k8s\x00\n\x10\n\x02v1\x12\nDeleteOptions\x12\x00\x1a\x00\"\x00",
+    # What client-go sends with every delete of a built-in kind: v1 DeleteOptions, nothing set.
+    p.same("delete: protobuf DeleteOptions", "DELETE", path + "/pb",
+           b"k8s\x00\n\x13\n\x02v1\x12\rDeleteOptions\x12\x00\x1a\x00\"\x00",
+           content_type="application/vnd.kubernetes.protobuf")
+    # ... with propagationPolicy (field 4) "Sideways".
+    p.same("delete: protobuf DeleteOptions, an invalid propagationPolicy", "DELETE",
+           path + "/pb-invalid",
+           b"k8s\x00\n\x13\n\x02v1\x12\rDeleteOptions\x12\n\"\x08Sideways",
            content_type="application/vnd.kubernetes.protobuf")
     p.both("PATCH", path + "/held", {"metadata": {"finalizers": None}},
            content_type="application/merge-patch+json")

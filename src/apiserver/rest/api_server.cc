@@ -2839,11 +2839,14 @@ bool ReturnsDeletedObject(const ResourceInfo& info) {
           info.resource == "serviceaccounts" || info.resource == "namespaces");
 }
 
+// Invalid DeleteOptions are named as kube-apiserver's errors.NewInvalid names them.
+const StatusDetails kDeleteOptionsDetails{"", "meta.k8s.io", "", "DeleteOptions"};
+
 HttpResponse ApiServer::Impl::HandleDelete(HttpRequest& request, const ResourceInfo& info,
                                            const RequestInfo& ri) {
   Result<DeleteOptions> options = DeleteOptionsFromRequest(request);
   if (!options.ok()) {
-    return StatusResponse(options.status());
+    return StatusResponse(options.status(), kDeleteOptionsDetails);
   }
   Result<StoredObject> deleted = DeleteObject(StoredAs(info), ri.namespace_, ri.name, *options);
   if (!deleted.ok()) {
@@ -2895,7 +2898,7 @@ HttpResponse ApiServer::Impl::HandleDeleteCollection(HttpRequest& request, const
                                                      const RequestInfo& ri) {
   Result<DeleteOptions> options = DeleteOptionsFromRequest(request);
   if (!options.ok()) {
-    return StatusResponse(options.status());
+    return StatusResponse(options.status(), kDeleteOptionsDetails);
   }
   Result<ObjectFilter> filter = FilterFromRequest(request, info);
   if (!filter.ok()) {

@@ -994,9 +994,15 @@ TEST_F(ApiServerTest, DeletesWithProtobufDeleteOptions) {
   HttpResponse both =
       Call("DELETE", web, options(std::string("\x18\x01", 2) + len(4, "Orphan")), kProtobuf);
   EXPECT_EQ(both.status, 422) << both.body;
-  EXPECT_EQ(Json::parse(both.body)["message"],
+  const Json invalid = Json::parse(both.body);
+  EXPECT_EQ(invalid["message"],
             "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Invalid value: "
             "\"Orphan\": orphanDependents and deletionPropagation cannot be both set");
+  // Named as kube-apiserver's errors.NewInvalid names them: group meta.k8s.io, no name.
+  EXPECT_EQ(invalid["details"]["group"], "meta.k8s.io");
+  EXPECT_EQ(invalid["details"]["kind"], "DeleteOptions");
+  EXPECT_FALSE(invalid["details"].contains("name"));
+  EXPECT_EQ(invalid["details"]["causes"].size(), 1u);
   HttpResponse garbage = Call("DELETE", web, options(len(1, "x")), kProtobuf);
   EXPECT_EQ(garbage.status, 400) << garbage.body;
   EXPECT_NE(garbage.body.find("field 1 (gracePeriodSeconds) of DeleteOptions has wire type 2"),
