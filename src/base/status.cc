@@ -188,6 +188,14 @@ Status UnavailableError(std::string message) {
 }
 Status DataLossError(std::string message) { return {StatusCode::kDataLoss, std::move(message)}; }
 
+bool IsNamespaceTerminating(const Status& status) {
+  if (status.code() != StatusCode::kForbidden) return false;
+  for (const StatusCause& cause : status.causes()) {
+    if (cause.reason == "NamespaceTerminating") return true;
+  }
+  return status.message().find("because it is being terminated") != std::string_view::npos;
+}
+
 bool IsRetryable(const Status& status) {
   switch (status.code()) {
     case StatusCode::kConflict:

@@ -99,6 +99,24 @@ Result<int> Half(int value) {
   return value / 2;
 }
 
+// NamespaceLifecycle's refusal is recognised by its cause (kube-apiserver's) or, from a server
+// that sends none, its message; nothing else is.
+TEST(StatusTest, NamespaceTerminatingRefusal) {
+  Status by_cause(StatusCode::kForbidden, "services \"x\" is forbidden: anything");
+  by_cause.WithCauses({StatusCause{"NamespaceTerminating", "namespace a is being terminated",
+                                   "metadata.namespace"}});
+  EXPECT_TRUE(IsNamespaceTerminating(by_cause));
+  EXPECT_TRUE(
+      IsNamespaceTerminating(Status(StatusCode::kForbidden,
+                                    "services \"x\" is forbidden: unable to create new content "
+                                    "in namespace a because it is being terminated")));
+  EXPECT_FALSE(IsNamespaceTerminating(Status(StatusCode::kForbidden, "RBAC: access denied")));
+  Status invalid(StatusCode::kInvalid, "because it is being terminated");
+  invalid.WithCauses({StatusCause{"NamespaceTerminating", "", ""}});
+  EXPECT_FALSE(IsNamespaceTerminating(invalid));
+  EXPECT_FALSE(IsNamespaceTerminating(Status()));
+}
+
 Result<int> Quarter(int value) {
   SW_ASSIGN_OR_RETURN(int half, Half(value));
   return Half(half);

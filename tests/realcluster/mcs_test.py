@@ -15,7 +15,11 @@ ServiceAccount and, in the broker, as its member-<id> identity. One ClusterSet s
    the same writes of its own pass (a server-side dry run). On a server without
    ValidatingAdmissionPolicy v1 (before 1.30) the broker overlay leaves the policy out and this
    case reports that it cannot be enforced there.
-3. No write of any agent is refused: its log holds no 403, no "not retrying" and no refused write.
+3. The upstream mcs-api conformance suite, unchanged (tests/conformance/run_conformance.py): all
+   16 counted specs of `!Connectivity && !DNS` pass on this ClusterSet, as on `slicewright dev`
+   (skipped, with a note, when ../shared/conformance is absent). SW_CONFORMANCE_PUBLISH=DIR copies
+   its report to DIR/slicewright-kube-apiserver.{html,yaml} (scripts/conformance.sh --real).
+4. No write of any agent is refused: its log holds no 403, no "not retrying" and no refused write.
 
 Usage: /usr/bin/python3 mcs_test.py PATH/TO/slicewright   (KUBEBUILDER_ASSETS names the envtest
 folder; exit 77 without it)
@@ -24,6 +28,8 @@ folder; exit 77 without it)
 import json
 import os
 import re
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,10 +37,12 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
+sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
 
 import clusterset  # noqa: E402
 import control_plane  # noqa: E402
 import mcs_checks  # noqa: E402
+import run_conformance  # noqa: E402
 from e2e_server import Checks, binary_from_argv, install_sigterm_exit, wait_until  # noqa: E402
 
 checks = Checks("realcluster_mcs_test")
@@ -194,6 +202,31 @@ def check_no_refused_writes(cs):
         checks.eq("%s's agent: no write refused, no key given up" % cluster, lines[:10], [])
 
 
+def check_conformance(cs):
+    """The upstream conformance suite, run unchanged against this ClusterSet's members."""
+    suite_dir = run_conformance.DEFAULT_SUITE_DIR
+    if not os.path.isfile(os.path.join(suite_dir, "mcs-conformance.test.xz")):
+        print("note: no MCS conformance suite in %s (set SW_CONFORMANCE_DIR): not run" % suite_dir,
+              flush=True)
+        return
+    report_dir = os.path.join(cs.workdir, "conformance")
+    started = time.monotonic()
+    runner = subprocess.run(
+        [sys.executable, run_conformance.__file__, "--kubeconfig", cs.kubeconfig,
+         "--contexts", ",".join(cs.clusters), "--report-dir", report_dir,
+         "--timeout", str(400 * control_plane.SLOW)],
+        stdin=subprocess.DEVNULL, timeout=580 * control_plane.SLOW)
+    print("the conformance suite ran in %.1f s" % (time.monotonic() - started), flush=True)
+    checks.eq("the upstream conformance suite: every counted spec passed", runner.returncode, 0)
+    publish = os.environ.get("SW_CONFORMANCE_PUBLISH")
+    if publish and runner.returncode == 0:
+        os.makedirs(publish, exist_ok=True)
+        for source, target in (("report.html", "slicewright-kube-apiserver.html"),
+                               ("report.yaml", "slicewright-kube-apiserver.yaml")):
+            shutil.copyfile(os.path.join(report_dir, source), os.path.join(publish, target))
+        print("published %s/slicewright-kube-apiserver.{html,yaml}" % publish, flush=True)
+
+
 def main():
     binary = binary_from_argv()
     install_sigterm_exit()
@@ -215,6 +248,7 @@ def main():
         checks.run("bad input", lambda: mcs_checks.check_bad_input(cs, checks))
         checks.run("IP families", lambda: mcs_checks.check_cluster_ip_families(cs, checks))
         checks.run("forging guard", lambda: check_forging_guard(cs))
+        checks.run("conformance", lambda: check_conformance(cs))
         checks.run("no refused writes", lambda: check_no_refused_writes(cs))
     except Exception as error:  # noqa: BLE001 - a ClusterSet that does not come up fails
         checks.fail("the ClusterSet comes up", str(error))

@@ -110,6 +110,12 @@ Status DataLossError(std::string message);
 // retried; everything else is terminal.
 bool IsRetryable(const Status& status);
 
+// A create refused because its namespace is being deleted (kube-apiserver's NamespaceLifecycle
+// admission: Forbidden with the cause "NamespaceTerminating", or, without causes, its message).
+// Every retry would be refused the same way until the namespace and what it held are gone, so
+// upstream's controllers drop such a write rather than retry or report it.
+bool IsNamespaceTerminating(const Status& status);
+
 }  // namespace slicewright
 
 #define SW_STATUS_CONCAT_INNER(a, b) a##b

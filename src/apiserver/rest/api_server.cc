@@ -75,9 +75,12 @@ struct StatusDetails {
 
 HttpResponse StatusResponse(const Status& status, const StatusDetails& details = {}) {
   Json body = FailureStatus(status);
-  // Field errors are errors.NewInvalid's, which names the kind; anything else the resource.
+  // Field errors are errors.NewInvalid's, which names the kind; anything else the resource (a
+  // Forbidden with causes too: NamespaceLifecycle's refusal is errors.NewForbidden's).
   const std::string& kind =
-      !status.causes().empty() && !details.kind.empty() ? details.kind : details.resource;
+      !status.causes().empty() && status.code() != StatusCode::kForbidden && !details.kind.empty()
+          ? details.kind
+          : details.resource;
   if (!details.name.empty() || !kind.empty() || !status.causes().empty()) {
     Json detail = Json::object();
     if (!details.name.empty()) {
@@ -684,9 +687,15 @@ Status ApiServer::Impl::CheckNamespace(const ResourceInfo& info,
     return NotFoundError("namespaces \"" + std::string(namespace_) + "\" not found");
   }
   if (NamespaceTerminating(ns->record)) {
-    return Status(StatusCode::kForbidden, "unable to create new content in namespace " +
-                                              std::string(namespace_) +
-                                              " because it is being terminated");
+    // kube-apiserver's NamespaceLifecycle answer, its cause included: clients recognise the
+    // refusal by it (upstream's controllers drop such a create).
+    Status refused(StatusCode::kForbidden, "unable to create new content in namespace " +
+                                               std::string(namespace_) +
+                                               " because it is being terminated");
+    refused.WithCauses({StatusCause{"NamespaceTerminating",
+                                    "namespace " + std::string(namespace_) + " is being terminated",
+                                    "metadata.namespace"}});
+    return refused;
   }
   return Status::Ok();
 }

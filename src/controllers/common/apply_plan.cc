@@ -31,7 +31,9 @@ Status ApplyPlan(const reconcile::Plan& plan, client::TypedClient<model::Endpoin
         if (created.ok()) {
           tracker.Update(*created);
           ++done.created;
-        } else {
+        } else if (!IsNamespaceTerminating(created.status())) {
+          // A namespace being deleted refuses every create until it is gone, with its slices:
+          // upstream's reconciler drops such a create, and so do we.
           fail(created.status(), action.slice, "create");
         }
         break;

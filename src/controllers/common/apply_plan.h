@@ -20,7 +20,9 @@ struct ApplyCounts {
 
 // Sends every action in order. A failed action does not stop the others (they are independent
 // slices); the first failure is returned with its slice named, and the sync is retried. A delete
-// of a slice already gone counts as done. `counts` (optional) receives what succeeded.
+// of a slice already gone counts as done; a create refused because the namespace is being deleted
+// (IsNamespaceTerminating) is dropped, as upstream's reconciler does. `counts` (optional) receives
+// what succeeded.
 Status ApplyPlan(const reconcile::Plan& plan, client::TypedClient<model::EndpointSlice>& slices,
                  reconcile::EndpointSliceTracker& tracker, ApplyCounts* counts = nullptr);
 

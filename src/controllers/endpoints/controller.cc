@@ -25,13 +25,6 @@ model::ObjectReference ReferenceTo(std::string_view kind, const model::ObjectMet
   return ref;
 }
 
-// kube-apiserver refuses creates in a terminating namespace with Forbidden; upstream drops the
-// key then, as every retry would fail the same way until the namespace is gone.
-bool NamespaceTerminating(const Status& status) {
-  return status.code() == StatusCode::kForbidden &&
-         status.message().find("is being terminated") != std::string_view::npos;
-}
-
 std::vector<const model::Pod*> Pointers(const std::vector<model::Pod>& pods) {
   std::vector<const model::Pod*> out;
   out.reserve(pods.size());
@@ -243,7 +236,8 @@ Status Controller::Write(const model::Service& service, const model::Endpoints* 
       create ? endpoints_client_.Create(plan.endpoints) : endpoints_client_.Update(plan.endpoints);
   if (!written.ok()) {
     const Status& error = written.status();
-    if (create && NamespaceTerminating(error)) {
+    // Upstream drops the key then: every retry would fail the same way until the namespace is gone.
+    if (create && IsNamespaceTerminating(error)) {
       SW_VLOG(5, "endpoints: not creating {}: {}", key, error.ToString());
       return Status();
     }

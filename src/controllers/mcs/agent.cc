@@ -102,6 +102,13 @@ bool IsNotFound(const Status& status) { return status.code() == StatusCode::kNot
 
 // A create answered AlreadyExists: our cache has not shown what an earlier sync created yet (the
 // key was queued again meanwhile). A conflict, retried once the cache has it, not terminal.
+// A create in a namespace that no longer exists: kube-apiserver answers NotFound naming the
+// namespace, not the object.
+bool NamespaceGone(const Status& status, std::string_view ns) {
+  return status.code() == StatusCode::kNotFound &&
+         status.message() == "namespaces \"" + std::string(ns) + "\" not found";
+}
+
 Status CacheBehind(const Status& status) {
   if (status.code() != StatusCode::kAlreadyExists) return status;
   return Status(StatusCode::kConflict, "the cache is behind our create: " + status.ToString());
@@ -800,8 +807,14 @@ Status Agent::SyncImport(const std::string& key) {
     }
     return DeleteImportedSlices(key, {});
   }
-  // Only where the namespace exists (spec §4 I1); creating namespaces is not ours to do.
-  if (namespaces_.store().Get("", ns) == nullptr) return Status();
+  // Only where the namespace exists (spec §4 I1); creating namespaces is not ours to do. One being
+  // deleted refuses every create (NamespaceLifecycle) and takes what we wrote there with it; if
+  // it comes back, its add event queues the key again.
+  const auto namespace_object = namespaces_.store().Get("", ns);
+  if (namespace_object == nullptr || namespace_object->metadata.deletion_timestamp.has_value() ||
+      namespace_object->phase == "Terminating") {
+    return Status();
+  }
 
   const bool cluster_set_ip = aggregation->spec.type == model::kServiceImportClusterSetIP;
   // An import none of whose families this cluster serves (Ready=False IPFamilyNotSupported) gets
@@ -832,6 +845,9 @@ Status Agent::SyncImport(const std::string& key) {
   model::Condition refused_ready;
   const auto refusal = [&](std::string_view what, const Status& status) -> Status {
     if (IsRetryable(status)) return status;
+    // The namespace is being deleted, or is gone (our cache had not seen it yet): nothing to
+    // report or retry; a namespace made again queues the key with its add event.
+    if (IsNamespaceTerminating(status) || NamespaceGone(status, ns)) return Status();
     SW_LOG(kWarning, "mcs agent: {}: the API server refused {}: {}", key, what, status.ToString());
     if (refused.ok()) {
       refused = status;
@@ -844,6 +860,10 @@ Status Agent::SyncImport(const std::string& key) {
   if (current == nullptr) {
     // Refused, there is no object to say why: logged, and retried with backoff.
     Result<model::ServiceImport> created = import_client_.Create(desired);
+    if (!created.ok() &&
+        (IsNamespaceTerminating(created.status()) || NamespaceGone(created.status(), ns))) {
+      return Status();
+    }
     if (!created.ok()) return CacheBehind(created.status());
     written = std::move(created).value();
     SW_LOG(kInfo, "mcs agent: ServiceImport {} created ({}, from {})", key, desired.spec.type,

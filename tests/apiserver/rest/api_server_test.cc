@@ -697,6 +697,32 @@ TEST_F(ApiServerTest, NamespaceDeletion) {
   EXPECT_EQ(Call("GET", "/api/v1/namespaces/shop/services/web").status, 404);
 }
 
+// While a namespace is being deleted (held here by a finalizer), a create in it is refused as
+// kube-apiserver's NamespaceLifecycle refuses it: 403 with the NamespaceTerminating cause, which
+// controllers recognise (they drop such a write instead of retrying it).
+TEST_F(ApiServerTest, CreateInATerminatingNamespaceIsRefusedWithItsCause) {
+  CallJson("POST", "/api/v1/namespaces",
+           Json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "going"}}}},
+           201);
+  Json held = Slice("held");
+  held["metadata"]["namespace"] = "going";
+  held["metadata"]["finalizers"] = {"example.com/hold"};
+  CallJson("POST", "/apis/discovery.k8s.io/v1/namespaces/going/endpointslices", held, 201);
+  CallJson("DELETE", "/api/v1/namespaces/going", nullptr, 202);
+  const Json refused = CallJson("POST", "/api/v1/namespaces/going/services", Service("web"), 403);
+  EXPECT_EQ(refused["reason"], "Forbidden");
+  EXPECT_NE(refused["message"].get<std::string>().find(
+                "unable to create new content in namespace going because it is being terminated"),
+            std::string::npos)
+      << refused.dump();
+  ASSERT_TRUE(refused["details"].contains("causes")) << refused.dump();
+  EXPECT_EQ(refused["details"]["causes"][0],
+            (Json{{"reason", "NamespaceTerminating"},
+                  {"message", "namespace going is being terminated"},
+                  {"field", "metadata.namespace"}}));
+  EXPECT_EQ(refused["details"]["kind"], "services") << refused.dump();
+}
+
 // A pod named "p" bound to n1, with `grace_seconds` of termination grace and, when given, one
 // finalizer.
 Json ScheduledPod(int grace_seconds, const std::string& finalizer = "") {

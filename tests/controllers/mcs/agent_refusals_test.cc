@@ -48,6 +48,12 @@ constexpr char kForbidden[] = R"({"kind":"Status","apiVersion":"v1","metadata":{
 "status":"Failure","message":"endpointslices.discovery.k8s.io \"x\" is forbidden: ValidatingAdmissionPolicy 'slicewright-mcs-member-owns-its-cluster' with binding 'slicewright-mcs-member-owns-its-cluster' denied request: member cluster-a may only write EndpointSlices labelled multicluster.kubernetes.io/source-cluster=cluster-a",
 "reason":"Forbidden","details":{"name":"x","group":"discovery.k8s.io","kind":"endpointslices"},"code":403})";
 
+// kube-apiserver's NamespaceLifecycle refusal of a create in a namespace being deleted (v1.34.2).
+constexpr char kNamespaceTerminating[] = R"({"kind":"Status","apiVersion":"v1","metadata":{},
+"status":"Failure","message":"services \"derived-x\" is forbidden: unable to create new content in namespace mcs-refusals because it is being terminated",
+"reason":"Forbidden","details":{"name":"derived-x","kind":"services","causes":[{"reason":"NamespaceTerminating",
+"message":"namespace mcs-refusals is being terminated","field":"metadata.namespace"}]},"code":403})";
+
 const model::Condition* FindCondition(const std::vector<model::Condition>& conditions,
                                       std::string_view type) {
   for (const model::Condition& condition : conditions) {
@@ -271,6 +277,34 @@ TEST_F(AgentRefusalsTest, RefusedEndpointSlicesAreReportedAndRetried) {
            Import("web")->status.endpoint_slice_objects == model::EndpointSliceObjects::kPresent;
   })) << ImportReady("web", &message)
       << ": " << message;
+}
+
+// A namespace being deleted refuses every create in it (found on a real cluster, where the
+// upstream conformance suite deletes its namespaces while imports are still arriving): that is
+// no refusal to report on the import, nor a write to retry: the namespace and what we wrote there
+// are going. So the import gets no failed Ready, and the refused creates are not retried.
+TEST_F(AgentRefusalsTest, ANamespaceBeingDeletedIsNoRefusal) {
+  const fakes::RuleId services = member_proxy_->Add(
+      fakes::Match::Post(std::string("/namespaces/") + kNamespace + "/services").Forever(),
+      fakes::Fault::Respond(403, kNamespaceTerminating));
+  const fakes::RuleId slices = member_proxy_->Add(
+      fakes::Match::Post(std::string("/namespaces/") + kNamespace + "/endpointslices").Forever(),
+      fakes::Fault::Respond(403, kNamespaceTerminating));
+  Run("IPv4,IPv6");
+  ExportDualStack("web");
+  ASSERT_TRUE(Eventually([&] { return ExportReady("web") == "True Exported"; }))
+      << ExportReady("web");
+  ASSERT_TRUE(Eventually([&] { return member_proxy_->Hits(services) >= 1; }));
+  ASSERT_TRUE(Eventually([&] { return Import("web").has_value(); }));
+  // With slow retries every 100-400 ms, a retried refusal would come back several times.
+  const int service_hits = member_proxy_->Hits(services);
+  const int slice_hits = member_proxy_->Hits(slices);
+  EXPECT_FALSE(member_proxy_->WaitForHits(services, service_hits + 3, std::chrono::seconds(2)));
+  EXPECT_LT(member_proxy_->Hits(slices), slice_hits + 3);
+  const std::string ready = ImportReady("web");
+  EXPECT_TRUE(ready.find("Failed") == std::string::npos &&
+              ready.find("IPFamilyNotSupported") == std::string::npos)
+      << ready;
 }
 
 }  // namespace
