@@ -83,6 +83,34 @@ def free_port():
         return probe.getsockname()[1]
 
 
+def prune_stale_etcd_folders(base):
+    """Removes the etcd folders (sw-etcd-*) in `base` whose owner process is gone; a folder with no
+    owner recorded (made before owners were) once it is an hour old."""
+    import glob
+
+    for folder in glob.glob(os.path.join(base, "sw-etcd-*")):
+        try:
+            with open(os.path.join(folder, "owner.pid")) as f:
+                owner = int(f.read().strip() or 0)
+        except (OSError, ValueError):
+            owner = None
+        if owner:
+            try:
+                os.kill(owner, 0)
+                continue  # its test still runs
+            except ProcessLookupError:
+                pass
+            except PermissionError:
+                continue  # another user's, alive
+        else:
+            try:
+                if time.time() - os.path.getmtime(folder) < 3600:
+                    continue
+            except OSError:
+                continue
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def _run(args, **kwargs):
     return subprocess.run(args, check=True, capture_output=True, **kwargs)
 
@@ -391,12 +419,18 @@ class ControlPlane:
 
     def _start_etcd(self):
         # etcd's data on tmpfs when there is one: it fsyncs every write, and a test writes a lot.
+        # The folder records its owner, so that what a killed test left there (no cleanup runs
+        # after a SIGKILL or a ctest timeout) is removed by the next one instead of filling memory.
         base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else self.workdir
+        prune_stale_etcd_folders(base)
         self.etcd_data = tempfile.mkdtemp(prefix="sw-etcd-", dir=base)
+        with open(os.path.join(self.etcd_data, "owner.pid"), "w") as f:
+            f.write(str(os.getpid()))
         client, peer = free_port(), free_port()
         self.etcd_url = "http://127.0.0.1:%d" % client
         self.processes.append(Process("etcd", [
-            self.binary("etcd"), "--name", "default", "--data-dir", self.etcd_data,
+            self.binary("etcd"), "--name", "default",
+            "--data-dir", os.path.join(self.etcd_data, "data"),
             "--listen-client-urls", self.etcd_url, "--advertise-client-urls", self.etcd_url,
             "--listen-peer-urls", "http://127.0.0.1:%d" % peer,
             "--initial-advertise-peer-urls", "http://127.0.0.1:%d" % peer,
