@@ -8,6 +8,11 @@
 #       must pass) and, when they do, writes the published report:
 #       docs/conformance/slicewright-dev.html and docs/conformance/slicewright-dev.yaml (the
 #       suite's report.html and report.yaml). About 70 s after the build.
+#   scripts/conformance.sh --real
+#       the same against a real ClusterSet: a broker and two members on upstream kube-apiserver
+#       (KUBEBUILDER_ASSETS, else ../shared/envtest/unpack.sh), set up as deploy/mcs/README.md
+#       says, by tests/realcluster/mcs_test.py (which runs the suite among its checks); writes
+#       docs/conformance/slicewright-kube-apiserver.html and .yaml. About 2 min after the build.
 #   scripts/conformance.sh --kubeconfig K --contexts c1,c2 [--report-dir D] [...]
 #       the suite against any ClusterSet, e.g. real kube-apiservers running an MCS implementation
 #       (every flag of tests/conformance/run_conformance.py; reports in D, default ./conformance).
@@ -23,6 +28,18 @@ if [[ ! -f $suite_dir/mcs-conformance.test.xz ]]; then
   exit 1
 fi
 export SW_CONFORMANCE_DIR=$suite_dir
+
+if [[ ${1:-} == --real ]]; then
+  "$SW_ROOT/scripts/install-deps.sh"
+  sw_envtest_assets
+  [[ -n ${KUBEBUILDER_ASSETS:-} ]] || { echo "conformance.sh --real: no KUBEBUILDER_ASSETS" >&2; exit 1; }
+  sw_build dev slicewright
+  sw_log "the MCS conformance suite against a real ClusterSet (kube-apiserver)"
+  SW_CONFORMANCE_PUBLISH=docs/conformance /usr/bin/python3 tests/realcluster/mcs_test.py \
+    build/dev/src/cli/slicewright
+  sw_log "docs/conformance/slicewright-kube-apiserver.html and .yaml updated"
+  exit 0
+fi
 
 if (($# > 0)); then
   args=("$@")
