@@ -42,7 +42,6 @@ import copy
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -507,32 +506,7 @@ def _serve(argv):
     os.makedirs(args.dir, exist_ok=True)
     clusterset = ClusterSet(args.dir, os.path.abspath(args.binary), dual_stack=args.dual_stack,
                             run_pods=args.run_pods)
-    stopping = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
-    signal.signal(signal.SIGINT, lambda *_: stopping.set())
-    keep = args.keep
-    try:
-        clusterset.start()
-        print(json.dumps(clusterset.describe()), flush=True)
-
-        def watch_stdin():
-            try:
-                while sys.stdin.buffer.read(4096):
-                    pass
-            except OSError:
-                pass
-            stopping.set()
-
-        threading.Thread(target=watch_stdin, daemon=True).start()
-        while not stopping.wait(0.5):
-            pass
-    except Exception as error:  # noqa: BLE001 - reported, and the folder kept
-        print(json.dumps({"error": str(error)}), flush=True)
-        keep = True
-    finally:
-        clusterset.cleanup(keep)
-    return 0
-
+    return control_plane.serve(clusterset, args.keep)
 
 if __name__ == "__main__":
     if len(sys.argv) >= 2 and sys.argv[1] == "up":

@@ -621,16 +621,29 @@ def _serve(argv):
     plane = ControlPlane(args.dir, dual_stack=args.dual_stack,
                          base_controllers=() if args.no_base_controllers else BASE_CONTROLLERS,
                          run_pods=args.run_pods)
+
+    def broken():
+        for process in plane.processes:
+            if not process.running():
+                return "%s exited:\n%s" % (process.name, process.tail())
+        return None
+
+    return serve(plane, args.keep, broken)
+
+
+def serve(fixture, keep, broken=lambda: None):
+    """The `up` command of a fixture (a ControlPlane, or a ClusterSet): start() it, print its
+    describe() as one JSON line, and run until standard input closes (the parent exited, even by a
+    crash), SIGTERM or SIGINT, or `broken()` names a process that died (the folder is then kept);
+    then cleanup(). A fixture that does not come up prints {"error": ...} and keeps its folder."""
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     signal.signal(signal.SIGINT, lambda *_: stopping.set())
-    keep = args.keep
     try:
-        plane.start()
-        print(json.dumps(plane.describe()), flush=True)
+        fixture.start()
+        print(json.dumps(fixture.describe()), flush=True)
 
         def watch_stdin():
-            # The parent's end closing (it exited, even by a crash) stops the control plane.
             try:
                 while sys.stdin.buffer.read(4096):
                     pass
@@ -640,19 +653,17 @@ def _serve(argv):
 
         threading.Thread(target=watch_stdin, daemon=True).start()
         while not stopping.wait(0.5):
-            for process in plane.processes:
-                if not process.running():
-                    print("control plane: %s exited:\n%s" % (process.name, process.tail()),
-                          file=sys.stderr, flush=True)
-                    keep = True
-                    stopping.set()
+            failure = broken()
+            if failure:
+                print("%s: %s" % (type(fixture).__name__, failure), file=sys.stderr, flush=True)
+                keep = True
+                stopping.set()
     except Exception as error:  # noqa: BLE001 - reported, and the folder kept
         print(json.dumps({"error": str(error)}), flush=True)
         keep = True
     finally:
-        plane.cleanup(keep)
+        fixture.cleanup(keep)
     return 0
-
 
 if __name__ == "__main__":
     if len(sys.argv) >= 2 and sys.argv[1] == "up":
