@@ -9,10 +9,12 @@
 
 #include "slicewright/client/typed_client.h"
 #include "slicewright/codec/mcs.h"
+#include "slicewright/mcs/conditions.h"
 #include "slicewright/mcs/identity.h"
 #include "slicewright/model/mcs.h"
 
 #include "controllers/mcs/agent.h"
+#include "controllers/mcs/agent_test_util.h"
 #include "controllers/mcs/kinds.h"
 #include "fakes/loopback.h"
 #include "fakes/loopback_api_server.h"
@@ -32,13 +34,7 @@ using test_support::TempDir;
 
 constexpr char kNamespace[] = "mcs-families";
 
-const model::Condition* FindCondition(const std::vector<model::Condition>& conditions,
-                                      std::string_view type) {
-  for (const model::Condition& condition : conditions) {
-    if (condition.type == type) return &condition;
-  }
-  return nullptr;
-}
+using ::slicewright::mcs::FindCondition;
 
 class AgentFamiliesTest : public ::testing::Test {
  protected:
@@ -106,19 +102,11 @@ class AgentFamiliesTest : public ::testing::Test {
   }
 
   std::optional<model::ServiceImport> Import(const std::string& name) {
-    Result<model::ServiceImport> got =
-        client::TypedClient<model::ServiceImport>(*member_, ServiceImportCodec())
-            .Get(kNamespace, name);
-    if (!got.ok()) return std::nullopt;
-    return std::move(got).value();
+    return GetServiceImport(*member_, kNamespace, name);
   }
 
   std::optional<model::ServiceExport> GetExport(const std::string& name) {
-    Result<model::ServiceExport> got =
-        client::TypedClient<model::ServiceExport>(*member_, ServiceExportCodec())
-            .Get(kNamespace, name);
-    if (!got.ok()) return std::nullopt;
-    return std::move(got).value();
+    return GetServiceExport(*member_, kNamespace, name);
   }
 
   bool HasDerivedService(const std::string& name) {

@@ -8,11 +8,13 @@
 
 #include "slicewright/client/typed_client.h"
 #include "slicewright/codec/mcs.h"
+#include "slicewright/mcs/conditions.h"
 #include "slicewright/mcs/identity.h"
 #include "slicewright/model/mcs.h"
 #include "slicewright/model/well_known.h"
 
 #include "controllers/mcs/agent.h"
+#include "controllers/mcs/agent_test_util.h"
 #include "controllers/mcs/kinds.h"
 #include "fakes/fault_proxy.h"
 #include "fakes/loopback.h"
@@ -54,13 +56,7 @@ constexpr char kNamespaceTerminating[] = R"({"kind":"Status","apiVersion":"v1","
 "reason":"Forbidden","details":{"name":"derived-x","kind":"services","causes":[{"reason":"NamespaceTerminating",
 "message":"namespace mcs-refusals is being terminated","field":"metadata.namespace"}]},"code":403})";
 
-const model::Condition* FindCondition(const std::vector<model::Condition>& conditions,
-                                      std::string_view type) {
-  for (const model::Condition& condition : conditions) {
-    if (condition.type == type) return &condition;
-  }
-  return nullptr;
-}
+using ::slicewright::mcs::FindCondition;
 
 class AgentRefusalsTest : public ::testing::Test {
  protected:
@@ -147,19 +143,11 @@ class AgentRefusalsTest : public ::testing::Test {
   }
 
   std::optional<model::ServiceImport> Import(const std::string& name) {
-    Result<model::ServiceImport> got =
-        client::TypedClient<model::ServiceImport>(*member_, ServiceImportCodec())
-            .Get(kNamespace, name);
-    if (!got.ok()) return std::nullopt;
-    return std::move(got).value();
+    return GetServiceImport(*member_, kNamespace, name);
   }
 
   std::optional<model::ServiceExport> GetExport(const std::string& name) {
-    Result<model::ServiceExport> got =
-        client::TypedClient<model::ServiceExport>(*member_, ServiceExportCodec())
-            .Get(kNamespace, name);
-    if (!got.ok()) return std::nullopt;
-    return std::move(got).value();
+    return GetServiceExport(*member_, kNamespace, name);
   }
 
   // The ServiceExport's Ready as "status reason", "" without one.
