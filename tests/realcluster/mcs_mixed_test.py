@@ -176,6 +176,20 @@ def check_refused_derived_service(cs):
     checks.check("... and retried, never dropped", wait_until(
         20, lambda: "retrying in" in open(log).read() and "not retrying" not in open(log).read()))
 
+    # The operator corrects the flag: the import heals with no one touching it (Ready, and the
+    # IPv4 ClusterSetIP of the derived Service kube-apiserver now takes).
+    cs.stop_agent("cluster-2")
+    cs.start_agent("cluster-2", log_name="agent-cluster-2-fixed")
+    cs.wait_agent_ready("cluster-2")
+
+    def healed():
+        imported = get(cs, "cluster-2", "serviceimport", "from-dev") or {}
+        ready = ready_of(imported)
+        ips = imported.get("spec", {}).get("ips") or []
+        return ready.get("status") == "True" and len(ips) == 1 and ":" not in ips[0]
+    checks.check("... and, the flag corrected, the import heals: Ready, one IPv4 ClusterSetIP",
+                 wait_until(60, healed), get(cs, "cluster-2", "serviceimport", "from-dev"))
+
 
 def main():
     binary = binary_from_argv()
