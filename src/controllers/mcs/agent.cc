@@ -109,6 +109,14 @@ bool NamespaceGone(const Status& status, std::string_view ns) {
          status.message() == "namespaces \"" + std::string(ns) + "\" not found";
 }
 
+// An update answered NotFound: the object was deleted after our cache read it. A stale read, like a
+// conflict: retried, the sync finds it gone (or made again) once the informer has seen the delete;
+// not a refusal to report or retry slowly (ApplyPlan does the same for slices).
+Status GoneIsStale(const Status& status) {
+  if (status.code() != StatusCode::kNotFound) return status;
+  return Status(StatusCode::kConflict, "deleted since our cache read it: " + status.ToString());
+}
+
 Status CacheBehind(const Status& status) {
   if (status.code() != StatusCode::kAlreadyExists) return status;
   return Status(StatusCode::kConflict, "the cache is behind our create: " + status.ToString());
@@ -602,6 +610,7 @@ Status Agent::SyncExport(const std::string& key) {
       record.metadata.resource_version = existing->metadata.resource_version;
       record.metadata.annotations = existing->metadata.annotations;
       written = record_client_.Update(record);
+      if (!written.ok()) written = GoneIsStale(written.status());
     } else {
       written = *existing;
     }
@@ -672,7 +681,8 @@ Status Agent::SyncExport(const std::string& key) {
   }
   if (updated.status != service_export->status) {
     Result<model::ServiceExport> written = export_client_.UpdateStatus(updated);
-    if (!written.ok()) return written.status();  // a conflict retries on the next cache state
+    // A conflict, or the ServiceExport deleted since, retries on the next cache state.
+    if (!written.ok()) return GoneIsStale(written.status());
   }
   // A refusal is retried with backoff (Options::slow_retry), its conditions saying why.
   SW_RETURN_IF_ERROR(publish);
@@ -685,7 +695,7 @@ Status Agent::SyncExport(const std::string& key) {
     model::ServiceExportRecord marked = *published;
     marked.metadata.annotations[std::string(kAnnotationSlicesPublished)] =
         std::to_string(*broker_slices);
-    return record_client_.Update(marked).status();
+    return GoneIsStale(record_client_.Update(marked).status());
   }
   return Status();
 }
@@ -784,8 +794,9 @@ Result<std::optional<model::Service>> Agent::EnsureDerivedService(
   updated.spec.session_affinity_config = desired.spec.session_affinity_config;
   updated.metadata.owner_references = desired.metadata.owner_references;
   updated.metadata.labels[std::string(model::kLabelMcsServiceName)] = service_import.metadata.name;
-  SW_ASSIGN_OR_RETURN(updated, service_client_.Update(updated));
-  return std::optional<model::Service>(std::move(updated));
+  Result<model::Service> written = service_client_.Update(updated);
+  if (!written.ok()) return GoneIsStale(written.status());
+  return std::optional<model::Service>(std::move(written).value());
 }
 
 Status Agent::SyncImport(const std::string& key) {
@@ -878,7 +889,7 @@ Status Agent::SyncImport(const std::string& key) {
     if (updated.ok()) {
       written = std::move(updated).value();
     } else {
-      SW_RETURN_IF_ERROR(refusal("the ServiceImport's update", updated.status()));
+      SW_RETURN_IF_ERROR(refusal("the ServiceImport's update", GoneIsStale(updated.status())));
       written = *current;
     }
   } else {
@@ -902,7 +913,8 @@ Status Agent::SyncImport(const std::string& key) {
         if (updated.ok()) {
           written = std::move(updated).value();
         } else {
-          SW_RETURN_IF_ERROR(refusal("the ServiceImport's spec.ips", updated.status()));
+          SW_RETURN_IF_ERROR(
+              refusal("the ServiceImport's spec.ips", GoneIsStale(updated.status())));
         }
       }
     }
@@ -960,7 +972,7 @@ Status Agent::SyncImport(const std::string& key) {
         written.metadata.generation, WallNow());
   status_update.status.endpoint_slice_objects = decision.write;
   if (status_update.status != written.status) {
-    SW_RETURN_IF_ERROR(import_client_.UpdateStatus(status_update).status());
+    SW_RETURN_IF_ERROR(GoneIsStale(import_client_.UpdateStatus(status_update).status()));
   }
   ForgetFirstSync(written.metadata.uid);
   // Absent first, then the slices go (the status update above requeues this import).
