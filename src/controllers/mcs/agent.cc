@@ -854,11 +854,12 @@ Status Agent::SyncImport(const std::string& key) {
   // why, and the key is retried with backoff (Options::slow_retry) until it goes through.
   Status refused;
   model::Condition refused_ready;
-  const auto refusal = [&](std::string_view what, const Status& status) -> Status {
+  // (The namespace is captured by name: clang 14 cannot capture a structured binding.)
+  const auto refusal = [&, import_ns = ns](std::string_view what, const Status& status) -> Status {
     if (IsRetryable(status)) return status;
     // The namespace is being deleted, or is gone (our cache had not seen it yet): nothing to
     // report or retry; a namespace made again queues the key with its add event.
-    if (IsNamespaceTerminating(status) || NamespaceGone(status, ns)) return Status();
+    if (IsNamespaceTerminating(status) || NamespaceGone(status, import_ns)) return Status();
     SW_LOG(kWarning, "mcs agent: {}: the API server refused {}: {}", key, what, status.ToString());
     if (refused.ok()) {
       refused = status;
