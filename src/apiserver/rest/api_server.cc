@@ -816,9 +816,9 @@ Status ApiServer::Impl::AllocateNodePorts(Json& service, const Json* old, Servic
   // allocateLoadBalancerNodePorts defaults to true; validation has refused a non-boolean value.
   const auto allocate_lb_ports = spec.find("allocateLoadBalancerNodePorts");
   const bool allocates =
-      type == "NodePort" ||
-      (type == "LoadBalancer" && (allocate_lb_ports == spec.end() || !allocate_lb_ports->is_boolean() ||
-                                  allocate_lb_ports->get<bool>()));
+      type == "NodePort" || (type == "LoadBalancer" &&
+                             (allocate_lb_ports == spec.end() || !allocate_lb_ports->is_boolean() ||
+                              allocate_lb_ports->get<bool>()));
   std::set<std::int64_t> old_ports;
   if (old != nullptr) {
     if (const Json* ports = ArrayField((*old)["spec"], "ports")) {
