@@ -181,7 +181,7 @@ def main():
 
     commit = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip() or "?"
-    print("commit %s, pods=%d, rounds=%d, upstream: esbench -repeat %d, slicewright: %s plan "
+    print("checkout %s, pods=%d, rounds=%d, upstream: esbench -repeat %d, slicewright: %s plan "
           "--repeat %d, load average %s before, %s after" % (
               commit, args.pods, args.rounds, args.upstream_repeat, args.slicewright,
               args.slicewright_repeat, load_before, open("/proc/loadavg").read().split()[0]))
