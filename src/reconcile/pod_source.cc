@@ -545,8 +545,8 @@ bool KeyBefore(const SortRecord& a, const SortRecord& b) {
 bool SameKey(const SortRecord& a, const SortRecord& b) { return a.hi == b.hi && a.lo == b.lo; }
 
 // The first position of each key among a group's sorted records, in a hash table: finding a
-// stored endpoint's records by a binary search instead, each of its steps a cache miss, was a third
-// of a resync of slices that hold their endpoints in another controller's order.
+// stored endpoint's records by a binary search instead was a third of a resync of slices that
+// hold their endpoints in another controller's order (perf). `sorted` must outlive the index.
 class KeyIndex final {
  public:
   explicit KeyIndex(const std::vector<SortRecord>& sorted) : sorted_(sorted) {
