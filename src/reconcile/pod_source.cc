@@ -1418,9 +1418,9 @@ class HeldSliceFinder final {
       return std::nullopt;
     }
     const std::string* smallest = &endpoint.addresses.front();
-    for (const std::string& address : endpoint.addresses) {
-      if (address < *smallest) {
-        smallest = &address;
+    for (std::size_t i = 1; i < endpoint.addresses.size(); ++i) {
+      if (endpoint.addresses[i] < *smallest) {
+        smallest = &endpoint.addresses[i];
       }
     }
     SortRecord key{0, 0, 0};
