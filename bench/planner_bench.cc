@@ -555,8 +555,8 @@ BENCHMARK(BM_ResyncUnchangedManyServices)->Arg(10000)->Unit(benchmark::kMillisec
 
 // A resync of one 10k-pod Service whose 100 slices another controller wrote: the same endpoints,
 // but spread over the slices in a shuffled order, as upstream's reconciler appends them in its
-// pod lister's order. Nothing changed: zero writes. The planner's lookup hint misses on nearly
-// every endpoint here.
+// pod lister's order. Nothing changed: zero writes. The Service source finds each endpoint's pod
+// by its address (the slices are not in its order) and holds every slice, so nothing is built.
 void BM_ResyncUnchangedForeignOrder(benchmark::State& state) {
   Fixture fixture("web", Size(state), false);
   std::vector<model::EndpointSlice> slices =

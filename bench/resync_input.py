@@ -62,6 +62,26 @@ def turn_one_pod_unready(state, pods):
     return changed
 
 
+def own_slices(binary, path, rng):
+    """The slices `slicewright plan -f PATH` creates, as the API server would store them (a name
+    from generateName, a uid, a resourceVersion), in the order and form plan wrote them."""
+    plan = json.loads(subprocess.run([binary, "plan", "-f", path, "-o", "json"],
+                                     check=True, capture_output=True, text=True).stdout)
+    slices = []
+    for service in plan["items"]:
+        for i, action in enumerate(service["actions"]):
+            if action["operation"] != "create":
+                raise SystemExit("%s: plan would %s a slice, not only create" % (path,
+                                                                                action["operation"]))
+            stored = action["endpointSlice"]
+            meta = stored["metadata"]
+            meta.update(name=meta["generateName"] + "%05x" % i, uid=uid(rng),
+                        resourceVersion=str(20000 + i), generation=1,
+                        creationTimestamp="2025-11-03T08:16:00Z")
+            slices.append(stored)
+    return slices
+
+
 def main():
     binary, out = sys.argv[1], sys.argv[2]
     pods = int(sys.argv[3]) if len(sys.argv) > 3 else 10000
@@ -69,17 +89,7 @@ def main():
     empty = cluster(pods, rng)
     write = lambda name, doc: json.dump(doc, open("%s/%s.json" % (out, name), "w"))
     write("empty", empty)
-    plan = json.loads(subprocess.run([binary, "plan", "-f", "%s/empty.json" % out, "-o", "json"],
-                                     check=True, capture_output=True, text=True).stdout)
-    slices = []
-    for service in plan["items"]:
-        for i, action in enumerate(service["actions"]):
-            stored = action["endpointSlice"]
-            meta = stored["metadata"]
-            meta.update(name=meta["generateName"] + "%05x" % i, uid=uid(rng),
-                        resourceVersion=str(20000 + i), generation=1,
-                        creationTimestamp="2025-11-03T08:16:00Z")
-            slices.append(stored)
+    slices = own_slices(binary, "%s/empty.json" % out, rng)
     unchanged = copy.deepcopy(empty)
     unchanged["items"] += slices
     write("unchanged", unchanged)

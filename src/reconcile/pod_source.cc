@@ -305,6 +305,36 @@ std::uint32_t Ipv4TextOrderKey(const net::IpAddress& address) {
          std::uint32_t{kOctetTexts.rank[address.bytes[3]]};
 }
 
+// The Ipv4TextOrderKey of `text` when it is a canonical dotted quad (decimal octets without
+// leading zeros), read from the digits; nullopt for any other text. A resync keys every stored
+// endpoint of slices in another controller's order, and the general parser was a tenth of it.
+std::optional<std::uint32_t> CanonicalIpv4TextOrderKey(std::string_view text) {
+  std::uint32_t key = 0;
+  std::size_t pos = 0;
+  for (int octet = 0; octet < 4; ++octet) {
+    if (octet > 0) {
+      if (pos == text.size() || text[pos] != '.') {
+        return std::nullopt;
+      }
+      ++pos;
+    }
+    const std::size_t start = pos;
+    unsigned value = 0;
+    while (pos < text.size() && pos - start < 3 && text[pos] >= '0' && text[pos] <= '9') {
+      value = value * 10 + static_cast<unsigned>(text[pos] - '0');
+      ++pos;
+    }
+    if (pos == start || value > 255 || (text[start] == '0' && pos - start > 1)) {
+      return std::nullopt;
+    }
+    key = key << 8U | kOctetTexts.rank[value];
+  }
+  if (pos != text.size()) {
+    return std::nullopt;
+  }
+  return key;
+}
+
 // The canonical text of the IPv4 address whose Ipv4TextOrderKey is `key`, written in `text`.
 std::string_view Ipv4TextFromKey(std::uint32_t key, std::array<char, 16>& text) {
   std::size_t length = 0;
@@ -507,6 +537,61 @@ struct SortRecord {
   std::uint64_t hi;
   std::uint64_t lo;
   std::uint32_t record;
+};
+
+bool KeyBefore(const SortRecord& a, const SortRecord& b) {
+  return a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo;
+}
+bool SameKey(const SortRecord& a, const SortRecord& b) { return a.hi == b.hi && a.lo == b.lo; }
+
+// The first position of each key among a group's sorted records, in a hash table: finding a
+// stored endpoint's records by a binary search instead was a third of a resync of slices that
+// hold their endpoints in another controller's order (perf). `sorted` must outlive the index.
+class KeyIndex final {
+ public:
+  explicit KeyIndex(const std::vector<SortRecord>& sorted) : sorted_(sorted) {
+    std::size_t capacity = 16;
+    while (capacity < 2 * sorted.size()) {  // at most half full
+      capacity *= 2;
+      --shift_;
+    }
+    slots_.assign(capacity, kEmpty);
+    for (std::size_t i = 0; i < sorted.size(); ++i) {
+      if (i > 0 && SameKey(sorted[i - 1], sorted[i])) {
+        continue;  // records of one key (pods sharing an address) follow its first
+      }
+      std::size_t slot = SlotOf(sorted[i]);
+      while (slots_[slot] != kEmpty) {
+        slot = (slot + 1) & (capacity - 1);
+      }
+      slots_[slot] = static_cast<std::uint32_t>(i);
+    }
+  }
+
+  // The first position whose key is `key`'s, if any.
+  std::optional<std::size_t> Find(const SortRecord& key) const {
+    for (std::size_t slot = SlotOf(key); slots_[slot] != kEmpty;
+         slot = (slot + 1) & (slots_.size() - 1)) {
+      if (SameKey(sorted_[slots_[slot]], key)) {
+        return slots_[slot];
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  static constexpr std::uint32_t kEmpty = ~std::uint32_t{0};
+
+  // Fibonacci hashing: the top bits of the product (an IPv4 key's low word is zero, and so are
+  // the product's low bits).
+  std::size_t SlotOf(const SortRecord& key) const {
+    constexpr std::uint64_t kGolden = 0x9e3779b97f4a7c15ULL;
+    return static_cast<std::size_t>(((key.hi ^ (key.lo * kGolden)) * kGolden) >> shift_);
+  }
+
+  const std::vector<SortRecord>& sorted_;
+  std::vector<std::uint32_t> slots_;
+  unsigned shift_ = 64 - 4;  // 64 - log2(capacity)
 };
 
 std::uint64_t LoadBigEndian64(const unsigned char* bytes) {
@@ -1133,15 +1218,17 @@ class HeldSliceFinder final {
             const std::vector<SortRecord>& sorted) const {
     const bool ipv6 = address_type == model::kAddressTypeIPv6;
     // Which candidate holds each position; two holding one (a contested claim, which the planner
-    // settles by name) or a slice that is not a candidate holding one rules the holders out.
+    // settles by name, or a slice that holds an endpoint twice) or a slice that is not a
+    // candidate holding one rules the holders out.
     std::vector<std::uint32_t> holder;
     std::vector<const model::EndpointSlice*> candidates;
     std::vector<bool> ruled_out;
+    std::optional<KeyIndex> index;  // built for the first slice in another order
     std::vector<std::size_t> positions;
     for (const model::EndpointSlice& slice : stored) {
       if (slice.address_type != address_type || slice.endpoints.empty() ||
           !SamePortSet(slice.ports, ports) || !OwnedByService(slice) ||
-          !PositionsOf(slice, ipv6, sorted, positions)) {
+          !PositionsOf(slice, ipv6, sorted, index, positions)) {
         continue;
       }
       if (holder.empty()) {
@@ -1177,10 +1264,10 @@ class HeldSliceFinder final {
         if (!key) {
           continue;  // an address no pod has: it matches no desired endpoint
         }
-        auto [first, last] = std::equal_range(sorted.begin(), sorted.end(), *key, ByKey);
-        for (auto it = first; it != last; ++it) {
-          const std::uint32_t holding = holder[static_cast<std::size_t>(it - sorted.begin())];
-          if (holding != kNobody && MayBeIdentityOf(endpoint, *it)) {
+        for (std::size_t i = LowerBound(sorted, 0, *key);
+             i < sorted.size() && SameKey(sorted[i], *key); ++i) {
+          const std::uint32_t holding = holder[i];
+          if (holding != kNobody && MayBeIdentityOf(endpoint, sorted[i])) {
             ruled_out[holding] = true;
           }
         }
@@ -1202,8 +1289,14 @@ class HeldSliceFinder final {
   }
 
  private:
-  static bool ByKey(const SortRecord& a, const SortRecord& b) {
-    return a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo;
+  // The first position at or after `from` whose key is not before `key`.
+  static std::size_t LowerBound(const std::vector<SortRecord>& sorted, std::size_t from,
+                                const SortRecord& key) {
+    const auto begin = sorted.begin();
+    return static_cast<std::size_t>(
+        std::lower_bound(begin + static_cast<std::ptrdiff_t>(from), sorted.end(), key,
+                         [](const SortRecord& a, const SortRecord& b) { return KeyBefore(a, b); }) -
+        begin);
   }
 
   // The planner's grouping (PortMapKey): the same ports in any order.
@@ -1212,11 +1305,40 @@ class HeldSliceFinder final {
     return a == b || (a.size() == b.size() && std::is_permutation(a.begin(), a.end(), b.begin()));
   }
 
-  // The sorted positions whose endpoints are `slice`'s, one for one and in its order; false when
-  // one of them is not a desired endpoint as it stands. A slice this source wrote holds runs of
-  // consecutive positions, so the position after the previous one is tried first.
+  // The sorted positions whose endpoints are `slice`'s, one for one; false when one of them is
+  // not a desired endpoint as it stands. A slice this source wrote holds its endpoints in the
+  // records' order (PositionsInOrder); one in another order (kube-controller-manager writes its
+  // pod cache's) has each endpoint's record found by its key (PositionsByKey) in `index`, built
+  // the first time it is needed.
   bool PositionsOf(const model::EndpointSlice& slice, bool ipv6,
-                   const std::vector<SortRecord>& sorted, std::vector<std::size_t>& out) const {
+                   const std::vector<SortRecord>& sorted, std::optional<KeyIndex>& index,
+                   std::vector<std::size_t>& out) const {
+    switch (PositionsInOrder(slice, ipv6, sorted, out)) {
+      case InOrder::kAll:
+        return true;
+      case InOrder::kNotDesired:
+        return false;
+      case InOrder::kOtherOrder:
+        break;
+    }
+    if (!index) {
+      index.emplace(sorted);
+    }
+    return PositionsByKey(slice, ipv6, sorted, *index, out);
+  }
+
+  enum class InOrder {
+    kAll,         // every endpoint is a desired one, in the records' order
+    kOtherOrder,  // one is desired but comes before the previous one
+    kNotDesired,  // one is not a desired endpoint as it stands
+  };
+
+  // The sorted positions whose endpoints are `slice`'s, one for one and in its order, when that
+  // is the records' order. A slice this source wrote holds runs of consecutive positions, so the
+  // position after the previous one is tried first.
+  InOrder PositionsInOrder(const model::EndpointSlice& slice, bool ipv6,
+                           const std::vector<SortRecord>& sorted,
+                           std::vector<std::size_t>& out) const {
     out.clear();
     std::size_t next = 0;
     for (std::size_t k = 0; k < slice.endpoints.size(); ++k) {
@@ -1234,10 +1356,48 @@ class HeldSliceFinder final {
         position = Locate(endpoint, ipv6, sorted, next);
       }
       if (!position) {
-        return false;
+        return k > 0 && Locate(endpoint, ipv6, sorted, 0) ? InOrder::kOtherOrder
+                                                          : InOrder::kNotDesired;
       }
       out.push_back(*position);
       next = *position + 1;
+    }
+    return InOrder::kAll;
+  }
+
+  // The sorted positions whose endpoints are `slice`'s, one for one, in whatever order it holds
+  // them; false when one of them is not a desired endpoint as it stands. Every endpoint's first
+  // record is looked up (and fetched) before any endpoint is compared with its record.
+  bool PositionsByKey(const model::EndpointSlice& slice, bool ipv6,
+                      const std::vector<SortRecord>& sorted, const KeyIndex& index,
+                      std::vector<std::size_t>& out) const {
+    out.clear();
+    for (const model::Endpoint& endpoint : slice.endpoints) {
+      const std::optional<SortRecord> key = KeyOf(endpoint, ipv6);
+      const std::optional<std::size_t> first = key ? index.Find(*key) : std::nullopt;
+      if (!first) {
+        return false;
+      }
+      out.push_back(*first);
+    }
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      if (k + kPrefetchDistance < out.size()) {
+        __builtin_prefetch(&records_[sorted[out[k + kPrefetchDistance]].record]);
+      }
+      if (k + kPrefetchDistance / 2 < out.size()) {
+        PrefetchFarForPass3(*records_[sorted[out[k + kPrefetchDistance / 2]].record].pod);
+      }
+      // Pods may share an address: each record of the key is tried.
+      const SortRecord& key = sorted[out[k]];
+      std::size_t i = out[k];
+      while (i < sorted.size() && SameKey(sorted[i], key) &&
+             !IsEndpointOf(slice.endpoints[k], sorted[i], ipv6)) {
+        ++i;
+      }
+      if (i == sorted.size() || !SameKey(sorted[i], key)) {
+        return false;
+      }
+      out[k] = i;
     }
     return true;
   }
@@ -1258,9 +1418,9 @@ class HeldSliceFinder final {
       return std::nullopt;
     }
     const std::string* smallest = &endpoint.addresses.front();
-    for (const std::string& address : endpoint.addresses) {
-      if (address < *smallest) {
-        smallest = &address;
+    for (std::size_t i = 1; i < endpoint.addresses.size(); ++i) {
+      if (endpoint.addresses[i] < *smallest) {
+        smallest = &endpoint.addresses[i];
       }
     }
     SortRecord key{0, 0, 0};
@@ -1271,11 +1431,15 @@ class HeldSliceFinder final {
       PackPrefix(*smallest, key.hi, key.lo);
       return key;
     }
-    const std::optional<net::IpAddress> parsed = net::ParseIpSloppy(*smallest);
-    if (!parsed || parsed->family != net::IpFamily::kIPv4) {
-      return std::nullopt;
+    std::optional<std::uint32_t> ipv4_key = CanonicalIpv4TextOrderKey(*smallest);
+    if (!ipv4_key) {  // rare: an address another writer did not write canonically
+      const std::optional<net::IpAddress> parsed = net::ParseIpSloppy(*smallest);
+      if (!parsed || parsed->family != net::IpFamily::kIPv4) {
+        return std::nullopt;
+      }
+      ipv4_key = Ipv4TextOrderKey(*parsed);
     }
-    key.hi = std::uint64_t{Ipv4TextOrderKey(*parsed)} << 32U;
+    key.hi = std::uint64_t{*ipv4_key} << 32U;
     return key;
   }
 
@@ -1286,11 +1450,10 @@ class HeldSliceFinder final {
     if (!key) {
       return std::nullopt;
     }
-    auto [first, last] = std::equal_range(sorted.begin() + static_cast<std::ptrdiff_t>(from),
-                                          sorted.end(), *key, ByKey);
-    for (auto it = first; it != last; ++it) {
-      if (IsEndpointOf(endpoint, *it, ipv6)) {
-        return static_cast<std::size_t>(it - sorted.begin());
+    for (std::size_t i = LowerBound(sorted, from, *key);
+         i < sorted.size() && SameKey(sorted[i], *key); ++i) {
+      if (IsEndpointOf(endpoint, sorted[i], ipv6)) {
+        return i;
       }
     }
     return std::nullopt;

@@ -19,6 +19,7 @@
 #include "slicewright/reconcile/planner.h"
 
 #include "reconcile/planner_test_util.h"
+#include "reconcile/reference_planner.h"
 
 namespace slicewright::reconcile {
 namespace {
@@ -1349,9 +1350,11 @@ TEST(PodSourceTest, PlansFromRunsEqualPlansFromOneVector) {
 }
 
 // What another writer may do to stored slices between syncs, so that a held slice must not be
-// trusted: move or copy an endpoint into another slice (a contested claim), change a field the
-// planner compares or one it ignores, reorder, take a slice's owner away, add hints, relabel,
-// reorder ports, or add a slice of another owner holding the same endpoints.
+// trusted: move or copy an endpoint into another slice (a contested claim) or into its own, change
+// a field the planner compares or one it ignores, reorder a slice or deal the endpoints of its
+// address type out again in another order (kube-controller-manager's order), take a slice's owner
+// away, add hints, relabel, reorder ports, or add a slice of another owner holding the same
+// endpoints.
 void DisturbStoredSlices(std::mt19937& rng, std::vector<model::EndpointSlice>& stored) {
   if (stored.empty()) {
     return;
@@ -1361,7 +1364,7 @@ void DisturbStoredSlices(std::mt19937& rng, std::vector<model::EndpointSlice>& s
   model::EndpointSlice& other = stored[pick(stored.size())];
   model::Endpoint* endpoint =
       slice.endpoints.empty() ? nullptr : &slice.endpoints[pick(slice.endpoints.size())];
-  switch (pick(12)) {
+  switch (pick(15)) {
     case 0:  // the same endpoint in two slices
       if (endpoint != nullptr) {
         other.endpoints.push_back(*endpoint);
@@ -1412,6 +1415,32 @@ void DisturbStoredSlices(std::mt19937& rng, std::vector<model::EndpointSlice>& s
         endpoint->target_ref->uid = "uid-replaced";
       }
       break;
+    case 11:  // the same endpoint twice in one slice
+      if (endpoint != nullptr) {
+        slice.endpoints.insert(slice.endpoints.begin(), *endpoint);
+      }
+      break;
+    case 12:
+      std::shuffle(slice.endpoints.begin(), slice.endpoints.end(), rng);
+      break;
+    case 13: {  // the same slices, holding the same endpoints dealt out in another order
+      std::vector<model::Endpoint> all;
+      for (const model::EndpointSlice& each : stored) {
+        if (each.address_type == slice.address_type) {
+          all.insert(all.end(), each.endpoints.begin(), each.endpoints.end());
+        }
+      }
+      std::shuffle(all.begin(), all.end(), rng);
+      auto next = all.begin();
+      for (model::EndpointSlice& each : stored) {
+        if (each.address_type == slice.address_type) {
+          const auto count = static_cast<std::ptrdiff_t>(each.endpoints.size());
+          each.endpoints.assign(next, next + count);
+          next += count;
+        }
+      }
+      break;
+    }
     default:
       if (endpoint != nullptr) {
         endpoint->node_name.reset();
@@ -1506,17 +1535,10 @@ TEST(PodSourceTest, HeldSlicesPlanAsIfBuilt) {
         built_count += group.endpoint_count();
         held += group.held.size();
       }
-      // Slices another writer reordered stay unchanged but are not held: the source compares
-      // a slice's endpoints with the desired ones in order.
-      const auto in_order = [](const model::EndpointSlice& slice) {
-        return !slice.endpoints.empty() &&
-               std::is_sorted(slice.endpoints.begin(), slice.endpoints.end(),
-                              [](const model::Endpoint& a, const model::Endpoint& b) {
-                                return CompareEndpointIdentity(a, b) < 0;
-                              });
-      };
-      const auto holdable =
-          static_cast<std::size_t>(std::count_if(stored.begin(), stored.end(), in_order));
+      // Slices another writer reordered are held too.
+      const auto holdable = static_cast<std::size_t>(std::count_if(
+          stored.begin(), stored.end(),
+          [](const model::EndpointSlice& slice) { return !slice.endpoints.empty(); }));
       EXPECT_EQ(held, holdable);
       if (holdable == stored.size()) {
         EXPECT_EQ(built_count, 0U);
@@ -1541,6 +1563,83 @@ TEST(PodSourceTest, HeldSlicesPlanAsIfBuilt) {
     }
   }
   EXPECT_GT(held_total, 0U);
+}
+
+// Slices as kube-controller-manager writes them: the desired endpoints, but dealt out in its pod
+// cache's order instead of the records'. A cluster migrated from it keeps them until churn
+// rewrites each one. Unchanged, every one is held (nothing is built) and the plan is empty; with
+// one pod changed, gone or come, or a slice holding an endpoint twice, the slices that still hold
+// their endpoints unchanged are held and the plan is the reference planner's, and the one made
+// with every endpoint built.
+TEST(PodSourceTest, SlicesInAnotherControllersOrderAreHeld) {
+  const model::Service service = FooService();
+  Nodes nodes;
+  nodes.by_name.emplace("node-1", MakeNode("node-1", "zone-a"));
+  std::vector<model::Pod> pods;
+  for (int i = 0; i < 1000; ++i) {
+    pods.push_back(MakePod(i));
+  }
+  PlanOptions options;
+  options.max_endpoints_per_slice = 100;
+  ServiceSourceOptions built;
+  built.slice_capacity = 100;
+
+  // The slices a first sync writes, then their endpoints dealt out again at random.
+  std::vector<model::EndpointSlice> stored;
+  testing::ApplyPlan(
+      PlanSlices(DesiredFromService(service, Pointers(pods), nodes, built), stored, options),
+      stored);
+  ASSERT_EQ(stored.size(), 10U);
+  std::mt19937 rng(7);
+  std::vector<model::Endpoint> all;
+  for (const model::EndpointSlice& slice : stored) {
+    all.insert(all.end(), slice.endpoints.begin(), slice.endpoints.end());
+  }
+  std::shuffle(all.begin(), all.end(), rng);
+  for (std::size_t s = 0; s < stored.size(); ++s) {
+    stored[s].endpoints.assign(all.begin() + static_cast<std::ptrdiff_t>(s * 100),
+                               all.begin() + static_cast<std::ptrdiff_t>((s + 1) * 100));
+  }
+
+  struct Case {
+    std::string_view name;
+    std::size_t want_held;
+    std::size_t want_writes;
+  };
+  const Case cases[] = {
+      {"unchanged", 10, 0},
+      {"one pod not ready", 9, 1},
+      {"one pod gone", 9, 1},
+      {"one pod come", 10, 1},
+      {"one slice holds an endpoint twice", 9, 1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.name));
+    std::vector<model::Pod> changed = pods;
+    std::vector<model::EndpointSlice> slices = stored;
+    if (c.name == "one pod not ready") {
+      changed[430] = MakePod(430, /*ready=*/false);
+    } else if (c.name == "one pod gone") {
+      changed.erase(changed.begin() + 430);
+    } else if (c.name == "one pod come") {
+      changed.push_back(MakePod(1000));
+    } else if (c.name == "one slice holds an endpoint twice") {
+      slices[3].endpoints.push_back(slices[3].endpoints[17]);
+    }
+    const CompactPods compact(changed);
+    ServiceSourceOptions holding = built;
+    holding.stored_slices = slices;
+    const DesiredEndpoints desired = DesiredFromService(service, compact.pointers, nodes, holding);
+    ASSERT_EQ(desired.groups.size(), 1U);
+    EXPECT_EQ(desired.groups[0].held.size(), c.want_held);
+    EXPECT_EQ(desired.groups[0].endpoint_count(), changed.size() - c.want_held * 100);
+
+    const Plan got = PlanSlices(desired, slices, options);
+    EXPECT_EQ(got.actions.size(), c.want_writes);
+    const DesiredEndpoints every = DesiredFromService(service, compact.pointers, nodes, built);
+    ExpectSamePlan(got, testing::ReferencePlan(every, slices, options));
+    ExpectSamePlan(got, PlanSlices(every, slices, options));
+  }
 }
 
 }  // namespace
