@@ -127,8 +127,9 @@ class ServerTest : public ::testing::Test {
     options.tcp_idle_timeout = std::chrono::milliseconds(2000);
     auto zone = zone_;
     Result<std::unique_ptr<Server>> server =
-        Server::Create(options, [zone](std::span<const std::uint8_t> message, bool tcp) {
-          return Respond(*zone, message, tcp, ResponderOptions{});
+        Server::Create(options, [zone](std::span<const std::uint8_t> message, bool tcp,
+                                       std::vector<std::uint8_t>& response) {
+          response = Respond(*zone, message, tcp, ResponderOptions{});
         });
     ASSERT_TRUE(server.ok()) << server.status().ToString();
     server_ = std::move(server).value();
@@ -200,9 +201,7 @@ TEST_F(ServerTest, GarbageThenRightAnswers) {
 
 // A bad address is kInvalid naming it; a port in use is kUnavailable.
 TEST_F(ServerTest, BadAddresses) {
-  const auto handler = [](std::span<const std::uint8_t>, bool) {
-    return std::vector<std::uint8_t>{};
-  };
+  const auto handler = [](std::span<const std::uint8_t>, bool, std::vector<std::uint8_t>&) {};
   Result<std::unique_ptr<Server>> bad = Server::Create({.address = "nonsense"}, handler);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalid);
@@ -241,8 +240,9 @@ TEST(ServerConcurrencyTest, ConcurrentQueriesWhileTheZoneChanges) {
   options.address = "127.0.0.1:0";
   options.io_threads = 2;
   Result<std::unique_ptr<Server>> server =
-      Server::Create(options, [responder](std::span<const std::uint8_t> message, bool tcp) {
-        return responder->Respond(message, tcp);
+      Server::Create(options, [responder](std::span<const std::uint8_t> message, bool tcp,
+                                          std::vector<std::uint8_t>& response) {
+        responder->Respond(message, tcp, response);
       });
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   ASSERT_TRUE((*server)->Start().ok());
