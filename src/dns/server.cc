@@ -44,11 +44,9 @@ using ErrorCode = boost::system::error_code;
 
 constexpr std::size_t kMaxMessage = 65535;
 constexpr int kPortTries = 20;
-// Datagrams taken by one recvmmsg(2). dnsperf keeps 100 queries outstanding; 32 takes most of a
-// burst in a few calls while the batch's buffers (32 x 4 kB) stay small.
-constexpr std::size_t kUdpBatch = 32;
 // Full batches served before the thread goes back to the event loop, so that under a flood of
-// UDP the TCP connections on the same thread still get their turn.
+// UDP the TCP connections on the same thread still get their turn. Asio's wait re-arms the
+// socket's (edge-triggered) epoll registration, so datagrams left queued are reported at once.
 constexpr int kBatchesPerWake = 8;
 
 struct HostPort {
@@ -95,7 +93,7 @@ class Server::Impl {
         udp_(ioc_),
         // One byte more than the longest query accepted: a longer datagram arrives cut to it,
         // and the decoder answers FORMERR as it does to any query over kMaxQueryBytes.
-        batch_(kUdpBatch, kMaxQueryBytes + 1),
+        batch_(static_cast<std::size_t>(options_.udp_batch), kMaxQueryBytes + 1),
         acceptor_(asio::make_strand(ioc_)) {}
 
   Status Bind() {
@@ -330,6 +328,9 @@ Result<std::unique_ptr<Server>> Server::Create(ServerOptions options, Handler ha
   if (handler == nullptr) return Status(StatusCode::kInvalid, "dns: a handler is required");
   if (options.io_threads < 1 || options.io_threads > 64) {
     return Status(StatusCode::kInvalid, "dns: io_threads must be in 1..64");
+  }
+  if (options.udp_batch < 1 || options.udp_batch > 1024) {
+    return Status(StatusCode::kInvalid, "dns: udp_batch must be in 1..1024");
   }
   auto impl = std::make_unique<Impl>(std::move(options), std::move(handler));
   SW_RETURN_IF_ERROR(impl->Bind());
