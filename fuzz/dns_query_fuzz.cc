@@ -1,16 +1,19 @@
 // libFuzzer target for the clusterset.local query decoder and the responder behind it (uncached,
 // and through the Responder's cache, each over UDP and TCP): no input may crash them; a response,
-// when there is one, decodes, echoes the query's id, and fits the size of its transport.
+// when there is one, decodes, echoes the query's id, and fits the size of its transport; a packet
+// the plain scan accepts (the cache's lookup) decodes through libldns to the same query.
 // Single-threaded. Built by fuzz/CMakeLists.txt; CI runs it on fuzz/corpus/dns_query (.ci/run).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "slicewright/model/well_known.h"
 
+#include "dns/plain_query.h"
 #include "dns/responder.h"
 #include "dns/wire.h"
 
@@ -59,7 +62,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                                     [](const slicewright::dns::Zone*) {}),
       slicewright::dns::ResponderOptions{});
   const std::span<const std::uint8_t> packet(data, size);
-  static_cast<void>(slicewright::dns::DecodeQuery(packet));
+  const slicewright::dns::Decoded decoded_query = slicewright::dns::DecodeQuery(packet);
+  // The responder's cache trusts the plain scan: whatever it accepts, libldns decodes to the
+  // same query.
+  if (const std::optional<slicewright::dns::PlainQuery> plain =
+          slicewright::dns::ScanPlainQuery(packet)) {
+    const slicewright::dns::Query& query = decoded_query.query;
+    if (decoded_query.outcome != slicewright::dns::DecodeOutcome::kQuery || query.id != plain->id ||
+        query.rd != plain->rd || query.cd != plain->cd || query.type != plain->type ||
+        query.klass != plain->klass || query.edns != plain->edns ||
+        query.edns_udp_size != plain->edns_udp_size || query.edns_version != plain->edns_version) {
+      std::abort();
+    }
+  }
   for (int round = 0; round < 4; ++round) {
     const bool tcp = round % 2 == 1;
     const std::vector<std::uint8_t> response =

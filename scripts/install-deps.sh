@@ -17,8 +17,9 @@ packages=(
   libspdlog-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format clang-tidy
-  # clusterset.local DNS (src/dns/): the wire format library, and dig and dnsperf for its tests and benchmark.
-  libldns-dev bind9-dnsutils dnsperf
+  # clusterset.local DNS (src/dns/): the wire format library, and dig and dnsperf for its tests and benchmark;
+  # Knot DNS, the authoritative server bench/dns_vs_knot.sh measures ours against.
+  libldns-dev bind9-dnsutils dnsperf knot
   # The end-to-end tests (tests/e2e/); kubectl itself is not a Debian package and must be on PATH.
   curl python3 python3-kubernetes python3-yaml
   # The real-cluster tier (tests/realcluster/): etcd for upstream kube-apiserver (3.4.23, which

@@ -1,8 +1,12 @@
 #include "dns/responder.h"
 
 #include <algorithm>
+#include <array>
+#include <optional>
+#include <string_view>
 #include <utility>
 
+#include "dns/plain_query.h"
 #include "dns/wire.h"
 
 namespace slicewright::dns {
@@ -39,33 +43,32 @@ Answer AnswerFor(const Zone& zone, const Query& query, const ResponderOptions& o
   return answer;
 }
 
-// The wire length of the uncompressed name at `at` (its labels and the root byte); 0 when it is
-// not one (a pointer, or past the end).
-std::size_t NameLength(std::span<const std::uint8_t> packet, std::size_t at) {
-  std::size_t i = at;
-  while (i < packet.size()) {
-    const std::uint8_t length = packet[i];
-    if (length == 0) return i + 1 - at;
-    if ((length & 0xC0U) != 0) return 0;
-    i += 1 + length;
+// The cache key of a plain query (its wire name in lower case, type, class, the size limit and
+// EDNS presence), written into `buffer`: a lookup allocates nothing.
+using KeyBuffer = std::array<char, 256 + 7>;
+std::string_view CacheKey(const PlainQuery& query, std::size_t max_size, KeyBuffer& buffer) {
+  std::size_t size = 0;
+  for (const std::uint8_t byte : query.qname) {  // at most 255 bytes (ScanPlainQuery)
+    buffer[size++] = static_cast<char>(byte >= 'A' && byte <= 'Z' ? byte - 'A' + 'a' : byte);
   }
-  return 0;
-}
-
-std::string CacheKey(const Query& query, std::size_t max_size) {
-  std::string key = query.name;
-  for (char& c : key) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  key.push_back('\0');
   for (const unsigned value :
        {static_cast<unsigned>(query.type), static_cast<unsigned>(query.klass),
         static_cast<unsigned>(max_size)}) {
-    key.push_back(static_cast<char>(value >> 8));
-    key.push_back(static_cast<char>(value & 0xFFU));
+    buffer[size++] = static_cast<char>(value >> 8);
+    buffer[size++] = static_cast<char>(value & 0xFFU);
   }
-  key.push_back(query.edns ? 'e' : '-');
-  return key;
+  buffer[size++] = query.edns ? 'e' : '-';
+  return {buffer.data(), size};
+}
+
+// Makes a cached response the answer to `query`: its id, RD and CD bits, and the question's name
+// as the asker wrote it (the same name but for case: the key says so).
+void AddressTo(const PlainQuery& query, std::vector<std::uint8_t>& response) {
+  response[0] = static_cast<std::uint8_t>(query.id >> 8);
+  response[1] = static_cast<std::uint8_t>(query.id & 0xFFU);
+  response[2] = static_cast<std::uint8_t>((response[2] & ~0x01U) | (query.rd ? 0x01U : 0U));
+  response[3] = static_cast<std::uint8_t>((response[3] & ~0x10U) | (query.cd ? 0x10U : 0U));
+  std::copy(query.qname.begin(), query.qname.end(), response.begin() + kHeaderBytes);
 }
 
 }  // namespace
@@ -91,50 +94,61 @@ Responder::Responder(std::shared_ptr<const Zone> zone, ResponderOptions options)
     : zone_(std::move(zone)), options_(options) {}
 
 std::vector<std::uint8_t> Responder::Respond(std::span<const std::uint8_t> packet, bool tcp) {
-  const Decoded decoded = DecodeQuery(packet);
-  if (decoded.outcome != DecodeOutcome::kQuery || options_.cache_entries == 0 ||
-      (decoded.query.edns && decoded.query.edns_version != 0)) {
-    return dns::Respond(*zone_, packet, tcp, options_);
-  }
-  const Query& query = decoded.query;
-  // The question's name as the client wrote it (a query's first name is never compressed).
-  const std::size_t name_length = NameLength(packet, kHeaderBytes);
-  const std::size_t max_size = MaxSize(query, tcp, options_);
-  const std::string key = CacheKey(query, max_size);
-  const std::uint64_t generation = zone_->generation();
   std::vector<std::uint8_t> response;
+  Respond(packet, tcp, response);
+  return response;
+}
+
+void Responder::Respond(std::span<const std::uint8_t> packet, bool tcp,
+                        std::vector<std::uint8_t>& response) {
+  response.clear();
+  std::optional<PlainQuery> plain;
+  if (options_.cache_entries != 0) plain = ScanPlainQuery(packet);
+  if (!plain.has_value() || (plain->edns && plain->edns_version != 0)) {
+    response = dns::Respond(*zone_, packet, tcp, options_);
+    return;
+  }
+  const std::size_t max_size =
+      tcp ? kMaxTcpMessage
+          : MaxUdpResponse(plain->edns, plain->edns_udp_size, options_.udp_payload);
+  KeyBuffer buffer;
+  const std::string_view key = CacheKey(*plain, max_size, buffer);
+  const std::uint64_t generation = zone_->generation();
   {
     MutexLock lock(mu_);
     auto it = cache_.find(key);
-    if (it != cache_.end() && it->second.generation == generation && name_length != 0 &&
-        it->second.response.size() >= kHeaderBytes + name_length) {
+    if (it != cache_.end() && it->second.generation == generation) {
       ++stats_.hits;
-      response = it->second.response;
+      response.assign(it->second.response.begin(), it->second.response.end());
     } else {
       ++stats_.misses;
     }
   }
   if (!response.empty()) {
-    response[0] = packet[0];
-    response[1] = packet[1];
-    response[2] = static_cast<std::uint8_t>((response[2] & ~0x01U) | (packet[2] & 0x01U));
-    response[3] = static_cast<std::uint8_t>((response[3] & ~0x10U) | (packet[3] & 0x10U));
-    std::copy_n(packet.begin() + kHeaderBytes, name_length, response.begin() + kHeaderBytes);
-    return response;
+    AddressTo(*plain, response);
+    return;
   }
+  // A miss: libldns decodes (and has the last word on the packet) and encodes.
+  const Decoded decoded = DecodeQuery(packet);
+  if (decoded.outcome != DecodeOutcome::kQuery) {
+    response = RefusalOf(decoded);
+    return;
+  }
+  const Query& query = decoded.query;
   response =
       EncodeResponse(query, AnswerFor(*zone_, query, options_), max_size, options_.udp_payload);
-  if (response.empty()) return EncodeError(query, Rcode::kServFail);
+  if (response.empty()) {
+    response = EncodeError(query, Rcode::kServFail);
+    return;
+  }
   // Stored only when its question is the client's name verbatim, so a hit can rewrite it.
-  if (name_length != 0 && response.size() >= kHeaderBytes + name_length &&
-      std::equal(packet.begin() + kHeaderBytes,
-                 packet.begin() + static_cast<std::ptrdiff_t>(kHeaderBytes + name_length),
-                 response.begin() + kHeaderBytes)) {
+  const std::span<const std::uint8_t> qname = plain->qname;
+  if (response.size() >= kHeaderBytes + qname.size() &&
+      std::equal(qname.begin(), qname.end(), response.begin() + kHeaderBytes)) {
     MutexLock lock(mu_);
     if (cache_.size() >= options_.cache_entries) cache_.clear();
-    cache_[key] = Entry{generation, response};
+    cache_.insert_or_assign(std::string(key), Entry{generation, response});
   }
-  return response;
 }
 
 Responder::CacheStats Responder::Stats() const {

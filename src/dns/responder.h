@@ -7,6 +7,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -37,13 +38,17 @@ std::vector<std::uint8_t> Respond(const Zone& zone, std::span<const std::uint8_t
 std::vector<std::uint8_t> RespondNotReady(std::span<const std::uint8_t> packet);
 
 // Respond() with a cache of encoded responses: libldns builds each packet record by record, a few
-// microseconds a record, while most queries repeat. An entry is keyed by the question (name in
-// lower case, type, class), EDNS presence and the size limit, and is valid while the zone's
-// generation is the one it was built at (any change of the zone empties it in effect). A hit
-// copies the bytes and writes the query's id, RD and CD bits and question name (its case) in.
+// microseconds a record, while most queries repeat. An entry is keyed by the question (its wire
+// name in lower case, type, class), EDNS presence and the size limit, and is valid while the
+// zone's generation is the one it was built at (any change of the zone empties it in effect).
+// A query of the plain shape (plain_query.h) is looked up without libldns and without allocating;
+// a hit copies the bytes and writes the query's id, RD and CD bits and question name (its case)
+// in. Every other packet takes Respond()'s path.
 class Responder final {
  public:
   Responder(std::shared_ptr<const Zone> zone, ResponderOptions options);
+  // The response to `packet` in `response` (its capacity reused; left empty: send nothing).
+  void Respond(std::span<const std::uint8_t> packet, bool tcp, std::vector<std::uint8_t>& response);
   std::vector<std::uint8_t> Respond(std::span<const std::uint8_t> packet, bool tcp);
 
   struct CacheStats {
@@ -58,10 +63,18 @@ class Responder final {
     std::vector<std::uint8_t> response;
   };
 
+  // Looks keys up by string_view, so a lookup builds no std::string.
+  struct KeyHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view key) const {
+      return std::hash<std::string_view>{}(key);
+    }
+  };
+
   const std::shared_ptr<const Zone> zone_;
   const ResponderOptions options_;
   mutable Mutex mu_;
-  std::unordered_map<std::string, Entry> cache_ SW_GUARDED_BY(mu_);
+  std::unordered_map<std::string, Entry, KeyHash, std::equal_to<>> cache_ SW_GUARDED_BY(mu_);
   CacheStats stats_ SW_GUARDED_BY(mu_);
 };
 

@@ -1,6 +1,7 @@
-// Threading: one io_context run by `io_threads` threads. The UDP socket has one receive in flight
-// at a time (each datagram is answered on the thread that received it, then the next receive is
-// started); the acceptor and each TCP connection have their own strand, so their state needs no
+// Threading: one io_context run by `io_threads` threads. The UDP socket has one wait for
+// readability in flight at a time: the thread it completes on serves batches (UdpBatch: every
+// waiting datagram received, answered and sent, up to kBatchesPerWake batches), then starts the
+// next wait; the acceptor and each TCP connection have their own strand, so their state needs no
 // lock. Asio is called through its error_code overloads only: nothing here throws, except thread
 // creation (a resource failure, caught in Start()).
 #include "dns/server.h"
@@ -30,6 +31,9 @@
 #include "slicewright/base/mutex.h"
 #include "slicewright/base/thread_name.h"
 
+#include "dns/udp_batch.h"
+#include "dns/wire.h"
+
 namespace slicewright::dns {
 namespace {
 
@@ -40,6 +44,10 @@ using ErrorCode = boost::system::error_code;
 
 constexpr std::size_t kMaxMessage = 65535;
 constexpr int kPortTries = 20;
+// Full batches served before the thread goes back to the event loop, so that under a flood of
+// UDP the TCP connections on the same thread still get their turn. Asio's wait re-arms the
+// socket's (edge-triggered) epoll registration, so datagrams left queued are reported at once.
+constexpr int kBatchesPerWake = 8;
 
 struct HostPort {
   asio::ip::address host;
@@ -83,6 +91,9 @@ class Server::Impl {
       : options_(std::move(options)),
         handler_(std::move(handler)),
         udp_(ioc_),
+        // One byte more than the longest query accepted: a longer datagram arrives cut to it,
+        // and the decoder answers FORMERR as it does to any query over kMaxQueryBytes.
+        batch_(static_cast<std::size_t>(options_.udp_batch), kMaxQueryBytes + 1),
         acceptor_(asio::make_strand(ioc_)) {}
 
   Status Bind() {
@@ -123,7 +134,7 @@ class Server::Impl {
     if (started_ || stopped_) return Status();
     started_ = true;
     work_.emplace(ioc_.get_executor());
-    Receive();
+    WaitForQueries();
     Accept();
     try {
       for (int i = 0; i < std::max(1, options_.io_threads); ++i) {
@@ -169,31 +180,30 @@ class Server::Impl {
     return ServerStats{udp_queries_.load(), tcp_queries_.load(), dropped_.load()};
   }
 
-  std::vector<std::uint8_t> Handle(std::span<const std::uint8_t> message, bool tcp) {
+  void Handle(std::span<const std::uint8_t> message, bool tcp,
+              std::vector<std::uint8_t>& response) {
     (tcp ? tcp_queries_ : udp_queries_).fetch_add(1, std::memory_order_relaxed);
-    std::vector<std::uint8_t> response = handler_(message, tcp);
+    response.clear();
+    handler_(message, tcp, response);
     if (response.empty()) dropped_.fetch_add(1, std::memory_order_relaxed);
-    return response;
   }
 
   const ServerOptions& options() const { return options_; }
   std::atomic<int>& connections() { return connections_; }
 
  private:
-  void Receive() {
-    udp_.async_receive_from(
-        asio::buffer(datagram_), peer_, [this](const ErrorCode& error, std::size_t size) {
-          if (error == asio::error::operation_aborted || !udp_.is_open()) return;
-          if (!error) {
-            const std::vector<std::uint8_t> response =
-                Handle(std::span<const std::uint8_t>(datagram_.data(), size), false);
-            if (!response.empty()) {
-              ErrorCode ignored;  // a lost datagram is the client's to retry
-              udp_.send_to(asio::buffer(response), peer_, 0, ignored);
-            }
-          }
-          Receive();
-        });
+  void WaitForQueries() {
+    udp_.async_wait(udp::socket::wait_read, [this](const ErrorCode& error) {
+      if (error == asio::error::operation_aborted || !udp_.is_open()) return;
+      const UdpBatch::Handler answer = [this](std::span<const std::uint8_t> query,
+                                              std::vector<std::uint8_t>& response) {
+        Handle(query, false, response);
+      };
+      for (int i = 0; i < kBatchesPerWake; ++i) {
+        if (batch_.ServeOnce(udp_.native_handle(), answer) < batch_.capacity()) break;
+      }
+      WaitForQueries();
+    });
   }
 
   void Accept();
@@ -203,8 +213,7 @@ class Server::Impl {
   asio::io_context ioc_;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
   udp::socket udp_;
-  udp::endpoint peer_;
-  std::array<std::uint8_t, kMaxMessage> datagram_{};
+  UdpBatch batch_;  // used by the one thread whose wait completed
   tcp::acceptor acceptor_;
   std::uint16_t port_ = 0;
   asio::ip::address host_;
@@ -257,20 +266,21 @@ class Session final : public std::enable_shared_from_this<Session> {
     asio::async_read(socket_, asio::buffer(message_),
                      [self = shared_from_this()](const ErrorCode& error, std::size_t) {
                        if (error) return self->Close();
-                       std::vector<std::uint8_t> response = self->server_.Handle(
-                           std::span<const std::uint8_t>(self->message_), true);
-                       if (response.empty() || response.size() > kMaxMessage) {
+                       self->server_.Handle(std::span<const std::uint8_t>(self->message_), true,
+                                            self->response_);
+                       if (self->response_.empty() || self->response_.size() > kMaxMessage) {
                          return self->ReadLength();  // nothing to say to this one
                        }
-                       self->Write(std::move(response));
+                       self->Write();
                      });
   }
 
-  void Write(std::vector<std::uint8_t> response) {
-    out_.resize(response.size() + 2);
-    out_[0] = static_cast<std::uint8_t>(response.size() >> 8);
-    out_[1] = static_cast<std::uint8_t>(response.size() & 0xFFU);
-    std::copy(response.begin(), response.end(), out_.begin() + 2);
+  // Sends response_ with its length prefix.
+  void Write() {
+    out_.resize(response_.size() + 2);
+    out_[0] = static_cast<std::uint8_t>(response_.size() >> 8);
+    out_[1] = static_cast<std::uint8_t>(response_.size() & 0xFFU);
+    std::copy(response_.begin(), response_.end(), out_.begin() + 2);
     asio::async_write(socket_, asio::buffer(out_),
                       [self = shared_from_this()](const ErrorCode& error, std::size_t) {
                         if (error) return self->Close();
@@ -289,6 +299,7 @@ class Session final : public std::enable_shared_from_this<Session> {
   asio::steady_timer timer_;
   std::array<std::uint8_t, 2> length_{};
   std::vector<std::uint8_t> message_;
+  std::vector<std::uint8_t> response_;
   std::vector<std::uint8_t> out_;
 };
 
@@ -317,6 +328,9 @@ Result<std::unique_ptr<Server>> Server::Create(ServerOptions options, Handler ha
   if (handler == nullptr) return Status(StatusCode::kInvalid, "dns: a handler is required");
   if (options.io_threads < 1 || options.io_threads > 64) {
     return Status(StatusCode::kInvalid, "dns: io_threads must be in 1..64");
+  }
+  if (options.udp_batch < 1 || options.udp_batch > 1024) {
+    return Status(StatusCode::kInvalid, "dns: udp_batch must be in 1..1024");
   }
   auto impl = std::make_unique<Impl>(std::move(options), std::move(handler));
   SW_RETURN_IF_ERROR(impl->Bind());

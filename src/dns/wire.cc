@@ -240,8 +240,12 @@ Decoded DecodeQuery(std::span<const std::uint8_t> packet) {
 }
 
 std::size_t MaxUdpResponse(const Query& query, std::uint16_t udp_payload) {
-  if (!query.edns) return kClassicUdpPayload;
-  const std::size_t asked = std::max<std::size_t>(query.edns_udp_size, kClassicUdpPayload);
+  return MaxUdpResponse(query.edns, query.edns_udp_size, udp_payload);
+}
+
+std::size_t MaxUdpResponse(bool edns, std::uint16_t edns_udp_size, std::uint16_t udp_payload) {
+  if (!edns) return kClassicUdpPayload;
+  const std::size_t asked = std::max<std::size_t>(edns_udp_size, kClassicUdpPayload);
   return std::min<std::size_t>(asked, std::max<std::size_t>(udp_payload, kClassicUdpPayload));
 }
 

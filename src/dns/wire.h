@@ -63,6 +63,8 @@ std::vector<std::uint8_t> EncodeResponse(const Query& query, const Answer& answe
 // The largest response a UDP client of `query` accepts: its EDNS payload size (at least 512, at
 // most `udp_payload`), or 512 without EDNS.
 std::size_t MaxUdpResponse(const Query& query, std::uint16_t udp_payload);
+// The same from the query's EDNS fields: whether it had an OPT record, and the size it asked.
+std::size_t MaxUdpResponse(bool edns, std::uint16_t edns_udp_size, std::uint16_t udp_payload);
 
 // A response with only a header (and the question, when there is one) and `rcode`: FORMERR,
 // NOTIMP, SERVFAIL.

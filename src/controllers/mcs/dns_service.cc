@@ -54,13 +54,15 @@ Result<std::unique_ptr<DnsService>> DnsService::Create(const Options& options,
   auto responder = std::make_shared<dns::Responder>(feed->zone(), responder_options);
   dns::ServerOptions server_options;
   server_options.address = options.dns_address;
-  Result<std::unique_ptr<dns::Server>> server =
-      dns::Server::Create(std::move(server_options),
-                          [responder, ready](std::span<const std::uint8_t> message, bool tcp) {
-                            if (!ready->load(std::memory_order_acquire))
-                              return dns::RespondNotReady(message);
-                            return responder->Respond(message, tcp);
-                          });
+  Result<std::unique_ptr<dns::Server>> server = dns::Server::Create(
+      std::move(server_options), [responder, ready](std::span<const std::uint8_t> message, bool tcp,
+                                                    std::vector<std::uint8_t>& response) {
+        if (!ready->load(std::memory_order_acquire)) {
+          response = dns::RespondNotReady(message);
+        } else {
+          responder->Respond(message, tcp, response);
+        }
+      });
   if (!server.ok()) {
     return Status(server.status().code(), "--mcs-dns-address: " + server.status().ToString());
   }
