@@ -4,11 +4,12 @@
 // PlanSlices, LivenessLease) and sent through our codec, in the agent's order: the record, its
 // broker EndpointSlices, the record marked published; the Lease renewed over the version last
 // written. tests/controllers/mcs/simulated_member_test.cc checks the objects against a real
-// agent's. Not thread-safe: one SimulatedMember per thread, or calls serialized by the caller;
-// SimulatedExport values are the caller's.
+// agent's. Export and Publish may run on several threads at once for different exports (each
+// SimulatedExport is its caller's); RenewLease on one thread at a time.
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <string>
@@ -103,7 +104,7 @@ class SimulatedMember final {
 
   const std::string& cluster_id() const { return cluster_id_; }
   // Broker writes made so far (each create, update or delete sent and answered 2xx).
-  std::int64_t writes() const { return writes_; }
+  std::int64_t writes() const { return writes_.load(); }
 
   // Exports `service` with its own slice `own` (a ServiceExport created at `export_created`), as
   // the agent's SyncExport does: the record, then its broker slices, then the record annotated
@@ -202,7 +203,7 @@ class SimulatedMember final {
   client::TypedClient<model::ServiceExportRecord> records_;
   client::TypedClient<model::EndpointSlice> slices_;
   model::Lease lease_;  // as last written
-  std::int64_t writes_ = 0;
+  std::atomic<std::int64_t> writes_{0};
 };
 
 }  // namespace slicewright::bench

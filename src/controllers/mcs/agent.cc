@@ -202,6 +202,10 @@ Status ValidateOptions(const Options& options) {
       options.lease_duration.count() % 1000 != 0) {
     return Status(StatusCode::kInvalid, "--mcs-lease-duration must be whole seconds, at least 3s");
   }
+  if (!(options.broker_api_qps > 0)) {
+    return Status(StatusCode::kInvalid, "--broker-api-qps must be positive");
+  }
+  SW_RETURN_IF_ERROR(CheckFlagRange("--broker-api-burst", options.broker_api_burst, 1, 1'000'000));
   if (options.broker_namespace.empty()) {
     return Status(StatusCode::kInvalid, "--broker-namespace must not be empty");
   }
