@@ -623,14 +623,19 @@ class Fleet final {
 
   // Waits until `member` holds every import of `services` Present with every endpoint ready.
   Status WaitImported(RealMember& member, int first, int count, SteadyClock::duration timeout) {
-    for (int s = first; s < first + count; ++s)
+    // A name none of the present members exports has no import to wait for.
+    std::vector<int> awaited;
+    for (int s = first; s < first + count; ++s) {
+      if (ExpectedReady(s) == 0) continue;
+      awaited.push_back(s);
       member.view.AwaitReady(ServiceKey(s), ExpectedReady(s));
+    }
     const auto deadline = SteadyClock::now() + timeout;
     int missing = 0;
     auto last_report = SteadyClock::now();
     while (true) {
       missing = 0;
-      for (int s = first; s < first + count; ++s) {
+      for (const int s : awaited) {
         if (!member.view.PresentAt(ServiceKey(s)) || !member.view.ReadyAt(ServiceKey(s))) {
           ++missing;
         }
@@ -645,7 +650,8 @@ class Fleet final {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    return Status(StatusCode::kTimeout, member.id + ": " + std::to_string(missing) +
+    return Status(StatusCode::kTimeout, member.id + ": " + std::to_string(missing) + " of " +
+                                            std::to_string(awaited.size()) +
                                             " imports not Present with every endpoint ready");
   }
 
@@ -706,17 +712,20 @@ class Fleet final {
     const std::vector<CpuWindow> agent_cpu = AgentCpuNow();
     const std::int64_t events_before = BrokerEvents();
     // Every simulated member's exports, members interleaved so the imports fill evenly.
-    const int simulated = options_.members - options_.real;
-    const std::int64_t pairs = static_cast<std::int64_t>(simulated) * options_.services;
-    // The churn set: pairs spread over every simulated member and name.
+    std::vector<std::pair<int, int>> exports;  // (member, service)
+    for (int service = 0; service < options_.services; ++service) {
+      for (int member = options_.real; member < options_.members; ++member) {
+        if (Exports(member, service)) exports.emplace_back(member, service);
+      }
+    }
+    // The churn set: exports spread over every simulated member and name.
+    const std::int64_t pairs = static_cast<std::int64_t>(exports.size());
     const std::int64_t stride = std::max<std::int64_t>(1, pairs / std::max(1, options_.churn_set));
     std::mutex kept_mu;
     const auto load_start = SteadyClock::now();
     std::atomic<std::int64_t> done{0};
     SW_RETURN_IF_ERROR(ParallelFor(options_.clients, pairs, [&](std::int64_t i) -> Status {
-      const int service = static_cast<int>(i / simulated);
-      const int member = options_.real + static_cast<int>(i % simulated);
-      if (!Exports(member, service)) return Status();
+      const auto [member, service] = exports[static_cast<std::size_t>(i)];
       SW_ASSIGN_OR_RETURN(bench::SimulatedExport exported,
                           Simulated(member).Export(
                               bench::SimulatedService(Namespace(service), ServiceName(service)),
