@@ -175,6 +175,8 @@ struct Manager::Impl {
         if (!transport.ok()) return failed(transport.status());
         client::RestClientOptions client_options;
         client_options.field_manager = "slicewright-controller-manager";
+        client_options.qps = remote.qps;
+        client_options.burst = remote.burst;
         Result<std::unique_ptr<client::RestClient>> created = client::RestClient::Create(
             std::shared_ptr<client::Transport>(std::move(transport).value()), client_options);
         if (!created.ok()) return failed(created.status());

@@ -199,6 +199,12 @@ ControllerDescriptor McsAgent() {
         {.names = "--broker-namespace",
          .help = "mcs: the broker namespace holding the ClusterSet's export records",
          .target = &m.broker_namespace},
+        {.names = "--broker-api-qps",
+         .help = "mcs: QPS to the broker (a joining member writes 3 per export)",
+         .target = &m.broker_api_qps},
+        {.names = "--broker-api-burst",
+         .help = "mcs: burst to the broker",
+         .target = &m.broker_api_burst},
         {.names = "--mcs-endpointslice-sync",
          .help = "mcs: which imports get MCS EndpointSlices: all, headless or annotated "
                  "(a ServiceExport's mcs.slicewright.io/endpointslice-sync overrides)",
@@ -227,8 +233,11 @@ ControllerDescriptor McsAgent() {
   };
   d.validate = [](const ManagerOptions& o) { return mcs::ValidateOptions(o.mcs); };
   d.remotes = [](const ManagerOptions& o) {
-    return std::vector<RemoteClusterConfig>{
-        {.name = "broker", .kubeconfig = o.mcs.broker_kubeconfig, .context = o.mcs.broker_context}};
+    return std::vector<RemoteClusterConfig>{{.name = "broker",
+                                             .kubeconfig = o.mcs.broker_kubeconfig,
+                                             .context = o.mcs.broker_context,
+                                             .qps = o.mcs.broker_api_qps,
+                                             .burst = o.mcs.broker_api_burst}};
   };
   d.create = [](const ControllerContext& c) -> Result<RunningController> {
     const ClusterAccess& broker = c.remotes.at("broker");

@@ -38,6 +38,9 @@ struct RemoteClusterConfig {
   std::string name;          // "broker"
   std::string kubeconfig{};  // "" = $KUBECONFIG, ~/.kube/config, in-cluster
   std::string context{};     // "" = the kubeconfig's current context
+  // The client's rate limit (client-go's defaults unless the controller's flags say otherwise).
+  double qps = 20;
+  int burst = 30;
 };
 
 // A cluster as a controller sees it: its client and the shared informers on it (started, synced

@@ -29,12 +29,6 @@ namespace {
 using ::slicewright::mcs::Aggregate;
 using ::slicewright::mcs::Aggregation;
 
-// On a broker record: its cluster has written the service's broker slices at least once; the
-// value is how many it had written then. An importer's broker-slice cache may see the record
-// before those slices (two watches), so a new import waits for that many (kPublishWait at most).
-constexpr std::string_view kAnnotationSlicesPublished =
-    "mcs.slicewright.io/endpointslices-published";
-
 // The slice count a record's kAnnotationSlicesPublished gives; 0 for a value without one (an
 // older agent's "true").
 std::size_t PublishedSliceCount(const model::ServiceExportRecord& record) {
@@ -208,6 +202,10 @@ Status ValidateOptions(const Options& options) {
       options.lease_duration.count() % 1000 != 0) {
     return Status(StatusCode::kInvalid, "--mcs-lease-duration must be whole seconds, at least 3s");
   }
+  if (!(options.broker_api_qps > 0)) {
+    return Status(StatusCode::kInvalid, "--broker-api-qps must be positive");
+  }
+  SW_RETURN_IF_ERROR(CheckFlagRange("--broker-api-burst", options.broker_api_burst, 1, 1'000'000));
   if (options.broker_namespace.empty()) {
     return Status(StatusCode::kInvalid, "--broker-namespace must not be empty");
   }

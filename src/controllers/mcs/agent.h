@@ -45,6 +45,12 @@ struct Deps {
   std::stop_token stop{};
 };
 
+// On a broker record: its cluster has written the service's broker slices at least once; the
+// value is how many it had written then. An importer's broker-slice cache may see the record
+// before those slices (two watches), so a new import waits for that many (kPublishWait at most).
+inline constexpr std::string_view kAnnotationSlicesPublished =
+    "mcs.slicewright.io/endpointslices-published";
+
 // The Events' source component.
 inline constexpr std::string_view kComponent = "mcs-agent";
 

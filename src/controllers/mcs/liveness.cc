@@ -50,6 +50,30 @@ std::string LivenessLeaseName(std::string_view cluster_id) {
   return std::string(kLeasePrefix) + std::string(cluster_id);
 }
 
+model::Lease LivenessLease(model::Lease base, std::string_view cluster_id,
+                           std::string_view broker_namespace, std::string_view identity,
+                           Clock::Duration lease_duration, model::Time now) {
+  const std::string previous_holder = base.spec.holder_identity.value_or("");
+  base.metadata.name = LivenessLeaseName(cluster_id);
+  base.metadata.namespace_ = std::string(broker_namespace);
+  // A label value holds at most 63 characters, an id up to 127: the name is what we read back.
+  if (labels::IsLabelValueValid(cluster_id)) {
+    base.metadata.labels[std::string(model::kLabelMcsSourceCluster)] = std::string(cluster_id);
+  }
+  if (previous_holder != identity || !base.spec.acquire_time.has_value()) {
+    base.spec.acquire_time = now;
+    if (!previous_holder.empty()) {
+      base.spec.lease_transitions = base.spec.lease_transitions.value_or(0) + 1;
+    }
+  }
+  if (!base.spec.lease_transitions.has_value()) base.spec.lease_transitions = 0;
+  base.spec.holder_identity = std::string(identity);
+  base.spec.lease_duration_seconds = static_cast<std::int32_t>(
+      std::chrono::duration_cast<std::chrono::seconds>(lease_duration).count());
+  base.spec.renew_time = now;
+  return base;
+}
+
 Result<std::unique_ptr<ClusterLiveness>> ClusterLiveness::Create(LivenessOptions options,
                                                                  LivenessDeps deps) {
   if (deps.broker == nullptr || deps.broker_informers == nullptr) {
@@ -304,26 +328,8 @@ std::uint64_t ClusterLiveness::Rounds() const {
 }
 
 model::Lease ClusterLiveness::Desired(model::Lease base) const {
-  const model::Time now = WallNow();
-  const std::string previous_holder = base.spec.holder_identity.value_or("");
-  base.metadata.name = lease_name_;
-  base.metadata.namespace_ = options_.broker_namespace;
-  // A label value holds at most 63 characters, an id up to 127: the name is what we read back.
-  if (labels::IsLabelValueValid(options_.cluster_id)) {
-    base.metadata.labels[std::string(model::kLabelMcsSourceCluster)] = options_.cluster_id;
-  }
-  if (previous_holder != options_.identity || !base.spec.acquire_time.has_value()) {
-    base.spec.acquire_time = now;
-    if (!previous_holder.empty()) {
-      base.spec.lease_transitions = base.spec.lease_transitions.value_or(0) + 1;
-    }
-  }
-  if (!base.spec.lease_transitions.has_value()) base.spec.lease_transitions = 0;
-  base.spec.holder_identity = options_.identity;
-  base.spec.lease_duration_seconds = static_cast<std::int32_t>(
-      std::chrono::duration_cast<std::chrono::seconds>(options_.lease_duration).count());
-  base.spec.renew_time = now;
-  return base;
+  return LivenessLease(std::move(base), options_.cluster_id, options_.broker_namespace,
+                       options_.identity, options_.lease_duration, WallNow());
 }
 
 Status ClusterLiveness::Renew(bool initial) {

@@ -58,6 +58,15 @@ struct LivenessDeps {
 // The Lease name of a cluster id: "mcs-" + id (an id is a subdomain, so dots stay).
 std::string LivenessLeaseName(std::string_view cluster_id);
 
+// The Lease an agent writes for `cluster_id` at `now`, from `base` (the Lease as last read or
+// written; empty for a create): name, namespace, the source-cluster label, holderIdentity,
+// leaseDurationSeconds and renewTime set; acquireTime and leaseTransitions moved on when the
+// holder changes. Pure: ClusterLiveness renews with it, and bench/simulated_member.h writes a
+// simulated member's Lease with it.
+model::Lease LivenessLease(model::Lease base, std::string_view cluster_id,
+                           std::string_view broker_namespace, std::string_view identity,
+                           Clock::Duration lease_duration, model::Time now);
+
 // When is a cluster live? Each other cluster has a deadline on our steady clock, and is live while
 // its Lease is present, held, and the deadline is ahead. Every change of its Lease that we see
 // moves the deadline to one of its lease durations (leaseDurationSeconds) from then, so a member

@@ -15,6 +15,12 @@ struct Options {
   std::string broker_kubeconfig;  // --broker-kubeconfig
   std::string broker_context;     // --broker-context
   std::string broker_namespace = std::string(model::kDefaultBrokerNamespace);  // --broker-namespace
+  // The broker client's rate limit. Not client-go's 20/30: a member joining a ClusterSet writes
+  // three broker objects per export (record, slice, published mark), and at 20/s its 1,000
+  // exports took 150 s, every import of its own endpoints waiting on them (fleet_sim,
+  // docs/performance.md "A ClusterSet of fleet size").
+  double broker_api_qps = 100;             // --broker-api-qps
+  int broker_api_burst = 200;              // --broker-api-burst
   std::string endpointslice_sync = "all";  // --mcs-endpointslice-sync all|headless|annotated
   // The IP families this cluster gives Services, primary first ("IPv4", "IPv6", "IPv4,IPv6",
   // "IPv6,IPv4"); "" learns them from the API server (a dry-run probe Service, agent.cc).
