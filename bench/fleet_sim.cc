@@ -193,6 +193,9 @@ class StreamWatch final {
           &canceller_);
       if (stopping_) return;
       if (!ended.ok()) {
+        // Said at once: a view fed by this watch stops here, and a wait on it would only time out.
+        std::cerr << "fleet_sim: watch of " << resource_.resource << " in '" << ns_
+                  << "' ended: " << ended.ToString() << "\n";
         std::lock_guard lock(mu_);
         error_ = ended;
         return;
@@ -261,9 +264,12 @@ class MemberView final {
       if (flip == flips_.end()) continue;
       if (!is_ready) {
         flip->second.seen_not_ready = true;
-      } else if (flip->second.ready_written && flip->second.seen_not_ready &&
-                 !flip->second.seen_ready) {
-        flip->second.seen_ready = now;
+        flip->second.ready_after_written = false;
+      } else if (flip->second.ready_written) {
+        flip->second.ready_after_written = true;
+        if (flip->second.seen_not_ready && !flip->second.seen_ready) {
+          flip->second.seen_ready = now;
+        }
       }
     }
     ready_by_slice_[key] = ready;
@@ -323,20 +329,38 @@ class MemberView final {
     return ready_by_slice_.size();
   }
   // Whether every flip whose Ready was written shows ready here; and the delays of those that do.
+  // A flip whose NotReady never showed and that shows ready after its Ready was written was
+  // coalesced: an agent behind by more than the flip's length applies both in one sync, which is
+  // right (the member ends where the source is) but has no delay to measure.
+  std::string PendingFlips() {
+    std::lock_guard lock(mu_);
+    std::size_t pending = 0;
+    std::size_t never_not_ready = 0;
+    for (const auto& [ip, flip] : flips_) {
+      if (flip.ready_written && !flip.seen_ready && !Coalesced(flip)) {
+        ++pending;
+        never_not_ready += flip.seen_not_ready ? 0 : 1;
+      }
+    }
+    return std::to_string(pending) + " flips not ready here (" + std::to_string(never_not_ready) +
+           " of them never shown NotReady either)";
+  }
   bool AllFlipsReady() {
     std::lock_guard lock(mu_);
     for (const auto& [ip, flip] : flips_) {
-      if (flip.ready_written && !flip.seen_ready) return false;
+      if (flip.ready_written && !flip.seen_ready && !Coalesced(flip)) return false;
     }
     return true;
   }
-  std::vector<double> TakeFlipDelaysMs(std::size_t* unmeasured) {
+  std::vector<double> TakeFlipDelaysMs(std::size_t* unmeasured, std::size_t* coalesced) {
     std::lock_guard lock(mu_);
     std::vector<double> delays;
     for (const auto& [ip, flip] : flips_) {
       if (!flip.ready_written) continue;
       if (flip.seen_ready) {
         delays.push_back(Ms(*flip.seen_ready - flip.since));
+      } else if (Coalesced(flip)) {
+        ++*coalesced;
       } else {
         ++*unmeasured;
       }
@@ -349,9 +373,13 @@ class MemberView final {
   struct Flip {
     bool ready_written = false;
     bool seen_not_ready = false;
+    bool ready_after_written = false;  // the last event since the Ready was written shows it ready
     SteadyClock::time_point since;
     std::optional<SteadyClock::time_point> seen_ready;
   };
+  static bool Coalesced(const Flip& flip) {
+    return flip.ready_written && !flip.seen_not_ready && flip.ready_after_written;
+  }
   template <typename Map>
   static std::optional<SteadyClock::time_point> Find(const Map& map, const std::string& key) {
     auto it = map.find(key);
@@ -422,11 +450,14 @@ class Fleet final {
   }
 
  private:
+  // The figures of the phases that finished still make a summary line, marked with the phase
+  // that failed, so a run that fails at its last phase still gives the table its other columns.
   int Fail(const std::string& phase, const Status& status) {
     std::cerr << "fleet_sim: " << phase << ": " << status.ToString() << "\n";
     for (RealMember& member : real_) {
       if (member.agent) std::cerr << member.agent->LogTail() << "\n";
     }
+    Summary(phase);
     return 1;
   }
 
@@ -986,7 +1017,12 @@ class Fleet final {
     for (RealMember& member : real_) {
       while (!member.view.AllFlipsReady()) {
         if (SteadyClock::now() > deadline) {
-          return Status(StatusCode::kTimeout, member.id + ": a Ready never showed");
+          std::string watches;
+          for (const auto& watch : member.watches) {
+            if (!watch->error().ok()) watches += "; its watch ended: " + watch->error().ToString();
+          }
+          return Status(StatusCode::kTimeout, member.id + ": a Ready never showed: " +
+                                                  member.view.PendingFlips() + watches);
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
@@ -997,16 +1033,17 @@ class Fleet final {
     std::vector<double> all;
     for (RealMember& member : real_) {
       std::size_t unmeasured = 0;
-      std::vector<double> delays = member.view.TakeFlipDelaysMs(&unmeasured);
+      std::size_t coalesced = 0;
+      std::vector<double> delays = member.view.TakeFlipDelaysMs(&unmeasured, &coalesced);
       const double writes_per_change =
           static_cast<double>(member.view.writes() -
                               member_writes_before[static_cast<std::size_t>(member.index)]) /
           static_cast<double>(std::max<std::int64_t>(1, changes));
       std::snprintf(buffer, sizeof buffer,
                     " %s: ready_p50_ms=%.1f p99_ms=%.1f max_ms=%.1f unmeasured=%zu "
-                    "mcs_slice_writes_per_change=%.2f",
+                    "coalesced=%zu mcs_slice_writes_per_change=%.2f",
                     member.id.c_str(), Percentile(delays, 0.5), Percentile(delays, 0.99),
-                    Percentile(delays, 1.0), unmeasured, writes_per_change);
+                    Percentile(delays, 1.0), unmeasured, coalesced, writes_per_change);
       per_member += buffer;
       all.insert(all.end(), delays.begin(), delays.end());
     }
@@ -1036,8 +1073,15 @@ class Fleet final {
     return Status();
   }
 
-  // One line of the figures the plot and the table take (docs/fleet_scale.py).
-  void Summary() {
+  // One line of the figures the plot and the table take (scripts/fleet_plot.py --tsv).
+  void Summary(const std::string& failed_phase = "") {
+    if (!figures_.contains("agent_peak_rss_mb_max")) {  // the churn, which sets it, did not end
+      double agent_rss = 0;
+      for (RealMember& member : real_) {
+        if (member.agent) agent_rss = std::max(agent_rss, member.agent->MemoryMb("VmHWM"));
+      }
+      figures_["agent_peak_rss_mb_max"] = agent_rss;
+    }
     std::string line = "summary: members=" + std::to_string(options_.members) +
                        " services=" + std::to_string(options_.services) +
                        " exporters=" + std::to_string(options_.exporters) +
@@ -1053,6 +1097,7 @@ class Fleet final {
     for (const auto& watch : broker_watches_) {
       if (!watch->error().ok()) line += " broker_watch_error=1";
     }
+    if (!failed_phase.empty()) line += " failed=" + failed_phase;
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
   }

@@ -7,6 +7,10 @@ The TSV has one row per run: `members`, `reading` (`all` when every member expor
 figure, one line per reading, the target (when there is one) dashed. Usage:
 
     scripts/fleet_plot.py [docs/fleet_scale.tsv] [docs/fleet_scale.svg]
+    scripts/fleet_plot.py --tsv COMMIT FLEET_SIM_OUTPUT[@COMMIT]... > docs/fleet_scale.tsv
+
+The second form writes the TSV from fleet_sim's stdout files (their `summary:` lines), so the table
+is the numbers a run printed, not copied by hand.
 """
 import csv
 import math
@@ -88,7 +92,61 @@ def panel(rows, column, title, target, x0, y0):
     return out
 
 
+def from_phases(path, lines):
+    """The summary's figures from the phase lines of a run that printed none (a failed run from
+    before fleet_sim printed a summary on failure): what the finished phases measured."""
+    phases = {}
+    for line in lines:
+        name, _, rest = line.partition(": ")
+        if name in ("load", "join", "export", "idle"):
+            phases[name] = rest.split()
+    if "load" not in phases:
+        sys.exit(f"{path}: neither a summary nor a load line (the run failed early?)")
+    load = dict(item.split("=", 1) for item in phases["load"] if "=" in item)
+    fields = {k: load[k] for k in ("members", "services", "exporters", "endpoints")}
+    fields["load_seconds"] = load["seconds_to_all_imported"]
+    fields["broker_writes_per_s_load"] = load["broker_writes_per_s"]
+    fields["broker_rss_mb"] = load["broker_rss_mb"].split("/")[0]
+    rss = [float(item.split("=")[1].split("/")[1]) for words in phases.values() for item in words
+           if "_agent_rss_mb=" in item]
+    fields["agent_peak_rss_mb_max"] = f"{max(rss):g}"
+    if "join" in phases:
+        join = dict(item.split("=", 1) for item in phases["join"] if "=" in item)
+        fields["join_seconds"] = join["join_seconds_to_every_import_ready"]
+    if "export" in phases:
+        p99 = [item.split("=")[1] for item in phases["export"] if item.startswith("p99_ms=")]
+        fields["export_visible_p99_ms"], fields["export_ready_p99_ms"] = p99[0], p99[1]
+    fields["failed"] = "churn" if "idle" in phases else "export"
+    return fields
+
+
+def tsv(commit, outputs):
+    rows = []
+    for path in outputs:
+        path, _, own_commit = path.partition("@")  # OUTPUT@COMMIT: a run of another commit
+        with open(path) as f:
+            lines = f.read().splitlines()
+        summary = [line for line in lines if line.startswith("summary:")]
+        if summary:
+            fields = dict(item.split("=", 1) for item in summary[-1].split()[1:])
+        else:
+            fields = from_phases(path, lines)
+        fields["reading"] = "one" if fields.get("exporters") == "1" else "all"
+        fields["commit"] = own_commit or commit
+        rows.append(fields)
+    rows.sort(key=lambda r: (r["reading"], int(r["members"])))
+    columns = ["members", "reading", "commit"]
+    for row in rows:
+        columns += [k for k in row if k not in columns]
+    print("\t".join(columns))
+    for row in rows:
+        print("\t".join(row.get(c, "-") for c in columns))
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--tsv":
+        tsv(sys.argv[2], sys.argv[3:])
+        return
     source = sys.argv[1] if len(sys.argv) > 1 else "docs/fleet_scale.tsv"
     target = sys.argv[2] if len(sys.argv) > 2 else "docs/fleet_scale.svg"
     rows = read(source)
