@@ -2,13 +2,13 @@
 
 #include <cstddef>
 
+#include "dns/wire.h"
+
 namespace slicewright::dns {
 namespace {
 
-constexpr std::size_t kHeaderBytes = 12;
 constexpr std::size_t kMaxNameBytes = 255;  // RFC 1035 §3.1, the root's byte included
 constexpr std::size_t kMaxLabelBytes = 63;
-constexpr std::size_t kMaxPacketBytes = 4096;  // wire.h's kMaxQueryBytes: larger is FORMERR
 constexpr std::uint16_t kTypeOpt = 41;
 
 std::uint16_t Read16(std::span<const std::uint8_t> packet, std::size_t at) {
@@ -31,7 +31,7 @@ std::size_t NameLength(std::span<const std::uint8_t> packet, std::size_t at) {
 }  // namespace
 
 std::optional<PlainQuery> ScanPlainQuery(std::span<const std::uint8_t> packet) {
-  if (packet.size() < kHeaderBytes || packet.size() > kMaxPacketBytes) return std::nullopt;
+  if (packet.size() < kHeaderBytes || packet.size() > kMaxQueryBytes) return std::nullopt;
   const std::uint8_t flags = packet[2];
   const bool response = (flags & 0x80U) != 0;
   const unsigned opcode = (flags >> 3) & 0xFU;

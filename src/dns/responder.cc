@@ -12,7 +12,6 @@
 namespace slicewright::dns {
 namespace {
 
-constexpr std::size_t kHeaderBytes = 12;
 constexpr std::size_t kMaxTcpMessage = 65535;
 
 // The answer to a packet that is not a query we answer: nothing (dropped), FORMERR or NOTIMP.
@@ -29,8 +28,9 @@ std::vector<std::uint8_t> RefusalOf(const Decoded& decoded) {
   return {};
 }
 
-std::size_t MaxSize(const Query& query, bool tcp, const ResponderOptions& options) {
-  return tcp ? kMaxTcpMessage : MaxUdpResponse(query, options.udp_payload);
+std::size_t MaxSize(bool edns, std::uint16_t edns_udp_size, bool tcp,
+                    const ResponderOptions& options) {
+  return tcp ? kMaxTcpMessage : MaxUdpResponse(edns, edns_udp_size, options.udp_payload);
 }
 
 Answer AnswerFor(const Zone& zone, const Query& query, const ResponderOptions& options) {
@@ -78,8 +78,9 @@ std::vector<std::uint8_t> Respond(const Zone& zone, std::span<const std::uint8_t
   const Decoded decoded = DecodeQuery(packet);
   if (decoded.outcome != DecodeOutcome::kQuery) return RefusalOf(decoded);
   const Query& query = decoded.query;
-  std::vector<std::uint8_t> response = EncodeResponse(
-      query, AnswerFor(zone, query, options), MaxSize(query, tcp, options), options.udp_payload);
+  std::vector<std::uint8_t> response =
+      EncodeResponse(query, AnswerFor(zone, query, options),
+                     MaxSize(query.edns, query.edns_udp_size, tcp, options), options.udp_payload);
   if (response.empty()) return EncodeError(query, Rcode::kServFail);
   return response;
 }
@@ -108,9 +109,7 @@ void Responder::Respond(std::span<const std::uint8_t> packet, bool tcp,
     response = dns::Respond(*zone_, packet, tcp, options_);
     return;
   }
-  const std::size_t max_size =
-      tcp ? kMaxTcpMessage
-          : MaxUdpResponse(plain->edns, plain->edns_udp_size, options_.udp_payload);
+  const std::size_t max_size = MaxSize(plain->edns, plain->edns_udp_size, tcp, options_);
   KeyBuffer buffer;
   const std::string_view key = CacheKey(*plain, max_size, buffer);
   const std::uint64_t generation = zone_->generation();

@@ -28,8 +28,6 @@ using PktPtr = std::unique_ptr<ldns_pkt, PktFree>;
 using RrPtr = std::unique_ptr<ldns_rr, RrFree>;
 using RdfPtr = std::unique_ptr<ldns_rdf, RdfFree>;
 
-constexpr std::size_t kHeaderBytes = 12;
-
 std::uint16_t Read16(std::span<const std::uint8_t> packet, std::size_t at) {
   return static_cast<std::uint16_t>((packet[at] << 8) | packet[at + 1]);
 }
@@ -237,10 +235,6 @@ Decoded DecodeQuery(std::span<const std::uint8_t> packet) {
   query.edns_version = ldns_pkt_edns_version(pkt.get());
   decoded.outcome = DecodeOutcome::kQuery;
   return decoded;
-}
-
-std::size_t MaxUdpResponse(const Query& query, std::uint16_t udp_payload) {
-  return MaxUdpResponse(query.edns, query.edns_udp_size, udp_payload);
 }
 
 std::size_t MaxUdpResponse(bool edns, std::uint16_t edns_udp_size, std::uint16_t udp_payload) {

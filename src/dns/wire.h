@@ -16,6 +16,8 @@
 
 namespace slicewright::dns {
 
+// A DNS message's fixed header (RFC 1035 §4.1.1): id, flags and the four section counts.
+inline constexpr std::size_t kHeaderBytes = 12;
 // Queries larger than this are FORMERR: a question and an OPT record need a few hundred bytes.
 inline constexpr std::size_t kMaxQueryBytes = 4096;
 // The UDP payload a client may assume without EDNS (RFC 1035 §4.2.1).
@@ -60,10 +62,9 @@ Decoded DecodeQuery(std::span<const std::uint8_t> packet);
 std::vector<std::uint8_t> EncodeResponse(const Query& query, const Answer& answer,
                                          std::size_t max_size, std::uint16_t udp_payload);
 
-// The largest response a UDP client of `query` accepts: its EDNS payload size (at least 512, at
-// most `udp_payload`), or 512 without EDNS.
-std::size_t MaxUdpResponse(const Query& query, std::uint16_t udp_payload);
-// The same from the query's EDNS fields: whether it had an OPT record, and the size it asked.
+// The largest response a UDP client accepts, from its query's EDNS fields (whether it had an OPT
+// record, and the size it asked): that size (at least 512, at most `udp_payload`), or 512 without
+// EDNS.
 std::size_t MaxUdpResponse(bool edns, std::uint16_t edns_udp_size, std::uint16_t udp_payload);
 
 // A response with only a header (and the question, when there is one) and `rcode`: FORMERR,
