@@ -125,8 +125,9 @@ TEST(PlainQueryTest, LeavesOtherShapesToTheDecoder) {
   cases.push_back({"type and class cut short", cut_type});
   auto cut_opt = std::vector<std::uint8_t>(good.begin(), good.end() - 1);
   cases.push_back({"the OPT record cut short", cut_opt});
-  auto opt_rdata = good;
-  opt_rdata[opt_rdata.size() - 1] = 4;  // RDLENGTH 4 with no data after it
+  // The last byte is the OPT record's RDLENGTH: 4, with no data after it.
+  auto opt_rdata = std::vector<std::uint8_t>(good.begin(), good.end() - 1);
+  opt_rdata.push_back(4);
   cases.push_back({"OPT data past the end", opt_rdata});
   auto not_opt = good;
   not_opt[name_end + 4 + 2] = 1;  // the additional record is an A, not an OPT
