@@ -35,7 +35,8 @@
 // Usage: fleet_sim [--server PATH] [--members N] [--real R] [--services S] [--endpoints E]
 //                  [--exporters K] [--new-exports X] [--export-rate R] [--rate E]
 //                  [--churn-seconds D] [--churn-set P] [--agent-qps Q] [--lease-seconds L]
-//                  [--clients C] [--sim-watchers W] [--converge-seconds T] [--smoke]
+//                  [--clients C] [--sim-watchers W] [--converge-seconds T] [--agent-v V]
+//                  [--smoke]
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -102,6 +103,7 @@ struct Options {
   int clients = 8;
   int sim_watchers = -1;  // -1: one per simulated member
   int converge_seconds = 900;
+  int agent_verbosity = 0;  // the real agents' -v (2 logs every retried sync)
 };
 
 constexpr int kNamespaces = 10;
@@ -162,6 +164,12 @@ class StreamWatch final {
   StreamWatch& operator=(const StreamWatch&) = delete;
 
   std::int64_t events() const { return events_.load(); }
+  // Watch requests made after the first: the server ended the stream (its timeout) and it resumed.
+  std::int64_t resumes() const { return resumes_.load(); }
+  std::string version() const {
+    std::lock_guard lock(mu_);
+    return version_;
+  }
   std::int64_t bytes() const { return bytes_.load(); }
   Status error() const {
     std::lock_guard lock(mu_);
@@ -170,10 +178,11 @@ class StreamWatch final {
 
  private:
   void Loop() {
-    while (!stopping_) {
+    for (bool first = true; !stopping_; first = false) {
+      if (!first) resumes_.fetch_add(1);
       client::ListOptions options;
       options.label_selector = selector_;
-      options.resource_version = version_;
+      options.resource_version = version();
       options.allow_watch_bookmarks = true;
       options.timeout_seconds = 600;
       const Status ended = client_.Watch(
@@ -185,6 +194,7 @@ class StreamWatch final {
             const std::string_view key = "\"resourceVersion\":\"";
             if (const std::size_t at = line.find(key); at != std::string_view::npos) {
               const std::size_t end = line.find('"', at + key.size());
+              std::lock_guard lock(mu_);
               version_ = std::string(line.substr(at + key.size(), end - at - key.size()));
             }
             if (on_line_) on_line_(line);
@@ -207,12 +217,13 @@ class StreamWatch final {
   const client::ResourceRef resource_;
   const std::string ns_;
   const std::string selector_;
-  std::string version_;  // the watch thread's
+  std::string version_;  // written by the watch thread only
   const std::function<void(std::string_view)> on_line_;
   client::StreamCanceller canceller_;
   std::atomic<bool> stopping_{false};
   std::atomic<std::int64_t> events_{0};
   std::atomic<std::int64_t> bytes_{0};
+  std::atomic<std::int64_t> resumes_{0};
   mutable std::mutex mu_;
   Status error_;
   std::thread thread_;
@@ -344,6 +355,15 @@ class MemberView final {
     }
     return std::to_string(pending) + " flips not ready here (" + std::to_string(never_not_ready) +
            " of them never shown NotReady either)";
+  }
+  // The endpoints of the flips PendingFlips() counts.
+  std::set<std::string> PendingIps() {
+    std::lock_guard lock(mu_);
+    std::set<std::string> ips;
+    for (const auto& [ip, flip] : flips_) {
+      if (flip.ready_written && !flip.seen_ready && !Coalesced(flip)) ips.insert(ip);
+    }
+    return ips;
   }
   bool AllFlipsReady() {
     std::lock_guard lock(mu_);
@@ -613,7 +633,9 @@ class Fleet final {
                                                     "--kube-api-qps",
                                                     std::to_string(options_.agent_qps),
                                                     "--kube-api-burst",
-                                                    std::to_string(2 * options_.agent_qps)},
+                                                    std::to_string(2 * options_.agent_qps),
+                                                    "-v",
+                                                    std::to_string(options_.agent_verbosity)},
                                                    (root_ / (member.id + "-agent.log")).string()));
     present_.insert(member.index);
     return Status();
@@ -887,11 +909,14 @@ class Fleet final {
     }
     std::vector<double> visible;
     std::vector<double> ready;
+    double slowest_ms = 0;
+    std::string slowest;  // which import of which member, and its place in the export order
     int missing = 0;
     const auto deadline = SteadyClock::now() + std::chrono::seconds(120);
     while (true) {
       visible.clear();
       ready.clear();
+      slowest_ms = 0;
       missing = 0;
       for (RealMember& member : real_) {
         for (int s = first; s < first + options_.new_exports; ++s) {
@@ -905,6 +930,10 @@ class Fleet final {
           }
           visible.push_back(Ms(*seen - since));
           ready.push_back(Ms(std::max(*at, *present) - since));
+          if (ready.back() >= slowest_ms) {
+            slowest_ms = ready.back();
+            slowest = member.id + ":" + ServiceName(s) + "(#" + std::to_string(s - first + 1) + ")";
+          }
         }
       }
       if (missing == 0) break;
@@ -918,10 +947,11 @@ class Fleet final {
     std::printf(
         "export: new_exports=%d rate_per_s=%d export_to_import_visible_p50_ms=%.1f p99_ms=%.1f "
         "max_ms=%.1f export_to_present_and_ready_p50_ms=%.1f p99_ms=%.1f max_ms=%.1f "
-        "broker_events=%lld watch_events_delivered_to_simulated_members=%lld seconds=%.1f\n",
+        "slowest=%s broker_events=%lld watch_events_delivered_to_simulated_members=%lld "
+        "seconds=%.1f\n",
         options_.new_exports, options_.export_rate, Percentile(visible, 0.5),
         Percentile(visible, 0.99), Percentile(visible, 1.0), Percentile(ready, 0.5),
-        Percentile(ready, 0.99), Percentile(ready, 1.0),
+        Percentile(ready, 0.99), Percentile(ready, 1.0), slowest.c_str(),
         static_cast<long long>(BrokerEvents() - events_before),
         static_cast<long long>(SimWatcherEvents() - fanout_before), seconds);
     std::fflush(stdout);
@@ -1020,9 +1050,12 @@ class Fleet final {
           std::string watches;
           for (const auto& watch : member.watches) {
             if (!watch->error().ok()) watches += "; its watch ended: " + watch->error().ToString();
+            watches += "; a watch resumed " + std::to_string(watch->resumes()) + " times, at " +
+                       watch->version();
           }
-          return Status(StatusCode::kTimeout, member.id + ": a Ready never showed: " +
-                                                  member.view.PendingFlips() + watches);
+          return Status(StatusCode::kTimeout,
+                        member.id + ": a Ready never showed: " + member.view.PendingFlips() +
+                            watches + "; " + WherePending(member));
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
@@ -1100,6 +1133,39 @@ class Fleet final {
     if (!failed_phase.empty()) line += " failed=" + failed_phase;
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
+  }
+
+  // Where the flips the view still waits for stand, read afresh: ready in the member's API server
+  // (the driver's watch missed it) or not (its agent has not written it).
+  std::string WherePending(RealMember& member) {
+    const std::set<std::string> pending = member.view.PendingIps();
+    client::TypedClient<model::EndpointSlice> slices(*member.client, client::EndpointSliceCodec());
+    client::ListOptions options;
+    options.label_selector =
+        std::string(model::kLabelManagedBy) + "=" + std::string(model::kManagedByMcs);
+    options.limit = 5000;
+    Result<codec::ListPage<model::EndpointSlice>> listed = slices.ListAll("", options);
+    if (!listed.ok()) return "listing its MCS slices failed: " + listed.status().ToString();
+    std::size_t ready = 0;
+    std::size_t not_ready = 0;
+    std::string example;
+    for (const model::EndpointSlice& slice : listed->items) {
+      for (const model::Endpoint& endpoint : slice.endpoints) {
+        if (endpoint.addresses.empty() || !pending.contains(endpoint.addresses.front())) continue;
+        if (endpoint.conditions.ready.value_or(true)) {
+          ++ready;
+        } else {
+          ++not_ready;
+        }
+        if (example.empty()) {
+          example = endpoint.addresses.front() + " in " + slice.metadata.namespace_ + "/" +
+                    slice.metadata.name + " at " + slice.metadata.resource_version;
+        }
+      }
+    }
+    return "listed now: " + std::to_string(ready) + " ready, " + std::to_string(not_ready) +
+           " not ready, " + std::to_string(pending.size() - ready - not_ready) +
+           " absent (list at " + listed->resource_version + "; e.g. " + example + ")";
   }
 
   struct ChurnPair {
@@ -1181,6 +1247,8 @@ int main(int argc, char** argv) {
       options.sim_watchers = value();
     } else if (arg == "--converge-seconds") {
       options.converge_seconds = value();
+    } else if (arg == "--agent-v") {
+      options.agent_verbosity = value();
     } else {
       std::cerr << "fleet_sim: unknown argument " << arg << "\n";
       return 2;

@@ -59,45 +59,49 @@ std::size_t EndpointHintsHash::operator()(const model::EndpointHints& hints) con
   return seed;
 }
 
-CompactEndpointSlice::CompactEndpoint CompactEndpointSlice::CompactOne(
-    const model::Endpoint& endpoint, const std::string& slice_namespace,
-    SliceInterners& interners) {
-  CompactEndpoint out;
+void CompactEndpointSlice::AddEndpoint(const model::Endpoint& endpoint, SliceInterners& interners) {
+  CompactEndpoint& out = endpoints_.emplace_back();
+  const auto add_extras = [&]() -> EndpointExtras& {
+    out.extras = static_cast<std::uint32_t>(extras_.size());
+    return extras_.emplace_back();
+  };
   std::optional<net::IpAddress> address;
   if (endpoint.addresses.size() == 1) address = CanonicalIp(endpoint.addresses[0]);
   const std::optional<model::ObjectReference>& ref = endpoint.target_ref;
+  std::array<std::uint8_t, 16> target_uid{};
   const bool ref_fits =
       !ref.has_value() ||
-      (ref->kind == kPodKind && ref->namespace_ == slice_namespace && ref->api_version.empty() &&
-       ref->resource_version.empty() && ref->field_path.empty() &&
-       model::internal::ParseUuid(ref->uid, out.target_uid));
+      (ref->kind == kPodKind && ref->namespace_ == metadata.namespace_ &&
+       ref->api_version.empty() && ref->resource_version.empty() && ref->field_path.empty() &&
+       model::internal::ParseUuid(ref->uid, target_uid));
   if (!address.has_value() || !ref_fits || endpoint.hostname.has_value()) {
-    out = CompactEndpoint{};
-    out.whole = std::make_shared<const model::Endpoint>(endpoint);
-    return out;
+    add_extras().whole = std::make_shared<const model::Endpoint>(endpoint);
+    return;
   }
   out.address = address->bytes;
   if (address->family == net::IpFamily::kIPv6) out.bits |= kIPv6;
-  if (ref.has_value()) {
-    out.bits |= kHasTargetRef;
-    out.target_name = ref->name;
-  }
-  if (endpoint.node_name.has_value()) {
-    out.bits |= kHasNodeName;
-    out.node_name = interners.node_names.Intern(endpoint.node_name->str());
-  }
   if (endpoint.zone.has_value()) {
     out.bits |= kHasZone;
     out.zone = interners.zones.Intern(*endpoint.zone);
   }
-  if (endpoint.hints.has_value()) {
-    out.bits |= kHasHints;
-    out.hints = interners.hints.Intern(*endpoint.hints);
-  }
   out.bits |= ConditionBits(endpoint.conditions.ready) << kReadyShift;
   out.bits |= ConditionBits(endpoint.conditions.serving) << kServingShift;
   out.bits |= ConditionBits(endpoint.conditions.terminating) << kTerminatingShift;
-  return out;
+  if (!ref.has_value() && !endpoint.node_name.has_value() && !endpoint.hints.has_value()) return;
+  EndpointExtras& extras = add_extras();
+  if (ref.has_value()) {
+    out.bits |= kHasTargetRef;
+    extras.target_name = ref->name;
+    extras.target_uid = target_uid;
+  }
+  if (endpoint.node_name.has_value()) {
+    out.bits |= kHasNodeName;
+    extras.node_name = interners.node_names.Intern(endpoint.node_name->str());
+  }
+  if (endpoint.hints.has_value()) {
+    out.bits |= kHasHints;
+    extras.hints = interners.hints.Intern(*endpoint.hints);
+  }
 }
 
 CompactEndpointSlice CompactEndpointSlice::FromSlice(const model::EndpointSlice& slice,
@@ -107,14 +111,14 @@ CompactEndpointSlice CompactEndpointSlice::FromSlice(const model::EndpointSlice&
   out.address_type_ = slice.address_type;
   out.ports_ = interners.ports.Intern(slice.ports);
   out.endpoints_.reserve(slice.endpoints.size());
-  for (const model::Endpoint& endpoint : slice.endpoints) {
-    out.endpoints_.push_back(CompactOne(endpoint, slice.metadata.namespace_, interners));
-  }
+  for (const model::Endpoint& endpoint : slice.endpoints) out.AddEndpoint(endpoint, interners);
+  out.extras_.shrink_to_fit();
   return out;
 }
 
 model::Endpoint CompactEndpointSlice::Expand(const CompactEndpoint& compact) const {
-  if (compact.whole != nullptr) return *compact.whole;
+  const EndpointExtras* extras = compact.extras == kNoExtras ? nullptr : &extras_[compact.extras];
+  if (extras != nullptr && extras->whole != nullptr) return *extras->whole;
   model::Endpoint endpoint;
   net::IpAddress address;
   address.family = (compact.bits & kIPv6) != 0 ? net::IpFamily::kIPv6 : net::IpFamily::kIPv4;
@@ -123,16 +127,17 @@ model::Endpoint CompactEndpointSlice::Expand(const CompactEndpoint& compact) con
   endpoint.conditions.ready = ConditionOf(compact.bits >> kReadyShift);
   endpoint.conditions.serving = ConditionOf(compact.bits >> kServingShift);
   endpoint.conditions.terminating = ConditionOf(compact.bits >> kTerminatingShift);
+  if ((compact.bits & kHasZone) != 0) endpoint.zone = compact.zone.get();
+  if (extras == nullptr) return endpoint;
   if ((compact.bits & kHasTargetRef) != 0) {
     model::ObjectReference& ref = endpoint.target_ref.emplace();
     ref.kind = std::string(kPodKind);
     ref.namespace_ = metadata.namespace_;
-    ref.name = compact.target_name;
-    ref.uid = model::internal::FormatUuid(compact.target_uid);
+    ref.name = extras->target_name;
+    ref.uid = model::internal::FormatUuid(extras->target_uid);
   }
-  if ((compact.bits & kHasNodeName) != 0) endpoint.node_name = compact.node_name.get();
-  if ((compact.bits & kHasZone) != 0) endpoint.zone = compact.zone.get();
-  if ((compact.bits & kHasHints) != 0) endpoint.hints = compact.hints.get();
+  if ((compact.bits & kHasNodeName) != 0) endpoint.node_name = extras->node_name.get();
+  if ((compact.bits & kHasHints) != 0) endpoint.hints = extras->hints.get();
   return endpoint;
 }
 
@@ -148,13 +153,13 @@ model::EndpointSlice CompactEndpointSlice::ToSlice() const {
 
 std::size_t CompactEndpointSlice::whole_endpoint_count() const {
   std::size_t count = 0;
-  for (const CompactEndpoint& endpoint : endpoints_) count += endpoint.whole != nullptr ? 1 : 0;
+  for (const EndpointExtras& extras : extras_) count += extras.whole != nullptr ? 1 : 0;
   return count;
 }
 
 bool operator==(const CompactEndpointSlice& a, const CompactEndpointSlice& b) {
   return a.metadata == b.metadata && a.address_type_ == b.address_type_ && a.ports_ == b.ports_ &&
-         a.endpoints_ == b.endpoints_;
+         a.endpoints_ == b.endpoints_ && a.extras_ == b.extras_;
 }
 
 }  // namespace slicewright::cache

@@ -134,6 +134,36 @@ TEST(CompactEndpointSliceTest, EveryVariationReadsBackExactly) {
   }
 }
 
+// An MCS slice's endpoints (no targetRef, no node: DesiredBrokerSlices drops them) take the short
+// form; endpoints with extras between them keep theirs, in order.
+TEST(CompactEndpointSliceTest, EndpointsWithoutExtrasTakeTheShortForm) {
+  SliceInterners interners;
+  model::EndpointSlice slice = TypicalSlice();
+  slice.endpoints.resize(6, slice.endpoints[1]);
+  for (int i = 0; i < 6; ++i) {
+    model::Endpoint& endpoint = slice.endpoints[static_cast<std::size_t>(i)];
+    endpoint.addresses = {"10.9.0." + std::to_string(i + 1)};
+    endpoint.target_ref.reset();
+    endpoint.node_name.reset();
+    endpoint.hints.reset();
+  }
+  slice.endpoints[1].node_name = "node-7";                                 // extras: a node
+  slice.endpoints[3].hostname = "db-3";                                    // kept whole
+  slice.endpoints[4].target_ref = TypicalSlice().endpoints[0].target_ref;  // extras: a pod
+  const CompactEndpointSlice compact = CompactEndpointSlice::FromSlice(slice, interners);
+  EXPECT_EQ(compact.ToSlice(), slice);
+  EXPECT_EQ(compact.extras_count(), 3U);
+  EXPECT_EQ(compact.whole_endpoint_count(), 1U);
+  model::EndpointSlice plain = slice;
+  plain.endpoints[1].node_name.reset();
+  plain.endpoints[3].hostname.reset();
+  plain.endpoints[4].target_ref.reset();
+  const CompactEndpointSlice short_form = CompactEndpointSlice::FromSlice(plain, interners);
+  EXPECT_EQ(short_form.ToSlice(), plain);
+  EXPECT_EQ(short_form.extras_count(), 0U);
+  EXPECT_FALSE(short_form == compact);
+}
+
 TEST(CompactEndpointSliceTest, SharedValuesAreInternedOnce) {
   SliceInterners interners;
   std::vector<CompactEndpointSlice> slices;
