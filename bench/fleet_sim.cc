@@ -365,6 +365,15 @@ class MemberView final {
     }
     return ips;
   }
+  // Whether each of `ips` has shown NotReady here since its last NotReadyWritten().
+  bool AllShownNotReady(const std::set<std::string>& ips) {
+    std::lock_guard lock(mu_);
+    for (const std::string& ip : ips) {
+      auto flip = flips_.find(ip);
+      if (flip == flips_.end() || !flip->second.seen_not_ready) return false;
+    }
+    return true;
+  }
   bool AllFlipsReady() {
     std::lock_guard lock(mu_);
     for (const auto& [ip, flip] : flips_) {
@@ -982,6 +991,7 @@ class Fleet final {
     };
     std::vector<Down> down;
     std::set<std::pair<std::size_t, int>> is_down;
+    std::map<std::string, Down> flipped_at;  // by endpoint IP
     std::int64_t changes = 0;
     std::int64_t slice_writes = 0;
     std::vector<std::int64_t> member_writes_before;
@@ -1001,6 +1011,7 @@ class Fleet final {
       e.conditions.ready = ready;
       e.conditions.serving = ready;
       const std::string& ip = e.addresses.front();
+      flipped_at[ip] = {pair, endpoint};
       for (RealMember& member : real_) {
         if (ready) {
           member.view.ReadyWritten(ip, SteadyClock::now());
@@ -1042,10 +1053,43 @@ class Fleet final {
     const std::int64_t broker_events = BrokerEvents() - events_before;
     const std::int64_t fanout = SimWatcherEvents() - fanout_before;
     for (const Down& d : down) SW_RETURN_IF_ERROR(flip(d.pair, d.endpoint, true));
-    // Every Ready shows in every real member.
+    // Every Ready shows in every real member. A flip whose NotReady and Ready both came and went
+    // while that import's sync was behind leaves nothing to write (the slice there is already as
+    // the source ends): the member shows no event for it. Such flips, ready in a fresh list of the
+    // member's slices, are counted as unwritten and probed: flipped down and up again, which the
+    // member must then show, so a member that lost them cannot pass as one that coalesced them.
+    std::map<std::string, std::size_t> unwritten;  // by member id
     const auto deadline = SteadyClock::now() + std::chrono::seconds(60);
     for (RealMember& member : real_) {
+      bool probed = false;
+      const auto first_look = SteadyClock::now() + std::chrono::seconds(15);
       while (!member.view.AllFlipsReady()) {
+        if (!probed && SteadyClock::now() > first_look) {
+          probed = true;
+          const std::set<std::string> pending = member.view.PendingIps();
+          Result<std::set<std::string>> ready = ReadyInApiServer(member, pending);
+          if (ready.ok() && *ready == pending) {
+            unwritten[member.id] += pending.size();
+            for (const std::string& ip : pending) {
+              const Down& at = flipped_at.at(ip);
+              SW_RETURN_IF_ERROR(flip(at.pair, at.endpoint, false));
+            }
+            const auto shown_by = SteadyClock::now() + std::chrono::seconds(30);
+            while (!member.view.AllShownNotReady(pending)) {
+              if (SteadyClock::now() > shown_by) {
+                return Status(
+                    StatusCode::kTimeout,
+                    member.id + ": a probe's NotReady never showed: " + WherePending(member));
+              }
+              std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            }
+            for (const std::string& ip : pending) {
+              const Down& at = flipped_at.at(ip);
+              SW_RETURN_IF_ERROR(flip(at.pair, at.endpoint, true));
+            }
+            continue;
+          }
+        }
         if (SteadyClock::now() > deadline) {
           std::string watches;
           for (const auto& watch : member.watches) {
@@ -1062,7 +1106,7 @@ class Fleet final {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     std::string per_member;
-    char buffer[200];
+    char buffer[300];
     std::vector<double> all;
     for (RealMember& member : real_) {
       std::size_t unmeasured = 0;
@@ -1074,9 +1118,10 @@ class Fleet final {
           static_cast<double>(std::max<std::int64_t>(1, changes));
       std::snprintf(buffer, sizeof buffer,
                     " %s: ready_p50_ms=%.1f p99_ms=%.1f max_ms=%.1f unmeasured=%zu "
-                    "coalesced=%zu mcs_slice_writes_per_change=%.2f",
+                    "coalesced=%zu unwritten_then_probed=%zu mcs_slice_writes_per_change=%.2f",
                     member.id.c_str(), Percentile(delays, 0.5), Percentile(delays, 0.99),
-                    Percentile(delays, 1.0), unmeasured, coalesced, writes_per_change);
+                    Percentile(delays, 1.0), unmeasured, coalesced, unwritten[member.id],
+                    writes_per_change);
       per_member += buffer;
       all.insert(all.end(), delays.begin(), delays.end());
     }
@@ -1135,37 +1180,49 @@ class Fleet final {
     std::fflush(stdout);
   }
 
-  // Where the flips the view still waits for stand, read afresh: ready in the member's API server
-  // (the driver's watch missed it) or not (its agent has not written it).
-  std::string WherePending(RealMember& member) {
-    const std::set<std::string> pending = member.view.PendingIps();
+  // Of `ips`, those ready in a fresh list of the member's MCS slices (absent ones are not).
+  Result<std::set<std::string>> ReadyInApiServer(RealMember& member,
+                                                 const std::set<std::string>& ips,
+                                                 std::string* where = nullptr) {
     client::TypedClient<model::EndpointSlice> slices(*member.client, client::EndpointSliceCodec());
     client::ListOptions options;
     options.label_selector =
         std::string(model::kLabelManagedBy) + "=" + std::string(model::kManagedByMcs);
     options.limit = 5000;
-    Result<codec::ListPage<model::EndpointSlice>> listed = slices.ListAll("", options);
-    if (!listed.ok()) return "listing its MCS slices failed: " + listed.status().ToString();
-    std::size_t ready = 0;
+    SW_ASSIGN_OR_RETURN(codec::ListPage<model::EndpointSlice> listed, slices.ListAll("", options));
+    std::set<std::string> ready;
     std::size_t not_ready = 0;
-    std::string example;
-    for (const model::EndpointSlice& slice : listed->items) {
+    for (const model::EndpointSlice& slice : listed.items) {
       for (const model::Endpoint& endpoint : slice.endpoints) {
-        if (endpoint.addresses.empty() || !pending.contains(endpoint.addresses.front())) continue;
+        if (endpoint.addresses.empty() || !ips.contains(endpoint.addresses.front())) continue;
         if (endpoint.conditions.ready.value_or(true)) {
-          ++ready;
+          ready.insert(endpoint.addresses.front());
         } else {
           ++not_ready;
         }
-        if (example.empty()) {
-          example = endpoint.addresses.front() + " in " + slice.metadata.namespace_ + "/" +
-                    slice.metadata.name + " at " + slice.metadata.resource_version;
+        if (where != nullptr && where->empty()) {
+          *where = "e.g. " + endpoint.addresses.front() + " in " + slice.metadata.namespace_ + "/" +
+                   slice.metadata.name + " at " + slice.metadata.resource_version;
         }
       }
     }
-    return "listed now: " + std::to_string(ready) + " ready, " + std::to_string(not_ready) +
-           " not ready, " + std::to_string(pending.size() - ready - not_ready) +
-           " absent (list at " + listed->resource_version + "; e.g. " + example + ")";
+    if (where != nullptr) {
+      *where = "listed now: " + std::to_string(ready.size()) + " ready, " +
+               std::to_string(not_ready) + " not ready, " +
+               std::to_string(ips.size() - ready.size() - not_ready) + " absent (list at " +
+               listed.resource_version + "; " + *where + ")";
+    }
+    return ready;
+  }
+
+  // Where the flips the view still waits for stand, read afresh: ready in the member's API server
+  // (the driver's watch missed it, or its agent had nothing to write) or not (not written).
+  std::string WherePending(RealMember& member) {
+    std::string where;
+    Result<std::set<std::string>> ready =
+        ReadyInApiServer(member, member.view.PendingIps(), &where);
+    if (!ready.ok()) return "listing its MCS slices failed: " + ready.status().ToString();
+    return where;
   }
 
   struct ChurnPair {
