@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <functional>
+#include <map>
+#include <set>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
@@ -994,22 +998,27 @@ Status Agent::SyncImportedSlices(const model::ServiceImport& service_import,
                                  const std::string& derived_service) {
   const std::string key = cache::KeyOf(service_import);
   const std::string& ns = service_import.metadata.namespace_;
+  // (1) read: each cluster's slices in the broker and ours of it here, grouped by source cluster
+  // in one pass over each cache (a pass per cluster costs N^2 for an import of N clusters: 62,500
+  // slices visited per sync at 250 members).
+  const std::set<std::string_view> wanted(clusters.begin(), clusters.end());
+  std::map<std::string, std::vector<model::EndpointSlice>, std::less<>> remote_by_cluster;
+  broker_slices_.store().ForEachByIndex(kBrokerByService, key, [&](const auto& slice) {
+    std::string cluster = LabelOf(slice->metadata, model::kLabelMcsSourceCluster);
+    if (wanted.contains(cluster)) remote_by_cluster[std::move(cluster)].push_back(slice->ToSlice());
+  });
+  std::map<std::string, std::vector<model::EndpointSlice>, std::less<>> existing_by_cluster;
+  local_slices_.store().ForEachByIndex(kLocalByImport, key, [&](const auto& slice) {
+    if (!ManagedByMcs(slice->metadata) || slice->metadata.deletion_timestamp) return;
+    std::string cluster = LabelOf(slice->metadata, model::kLabelMcsSourceCluster);
+    if (wanted.contains(cluster)) {
+      existing_by_cluster[std::move(cluster)].push_back(slice->ToSlice());
+    }
+  });
   Status first_error;
   for (const std::string& cluster : clusters) {
-    // (1) read: that cluster's slices in the broker, ours of it here.
-    std::vector<model::EndpointSlice> remote;
-    broker_slices_.store().ForEachByIndex(kBrokerByService, key, [&](const auto& slice) {
-      if (LabelOf(slice->metadata, model::kLabelMcsSourceCluster) == cluster) {
-        remote.push_back(slice->ToSlice());
-      }
-    });
-    std::vector<model::EndpointSlice> existing;
-    local_slices_.store().ForEachByIndex(kLocalByImport, key, [&](const auto& slice) {
-      if (ManagedByMcs(slice->metadata) && !slice->metadata.deletion_timestamp &&
-          LabelOf(slice->metadata, model::kLabelMcsSourceCluster) == cluster) {
-        existing.push_back(slice->ToSlice());
-      }
-    });
+    const std::vector<model::EndpointSlice>& remote = remote_by_cluster[cluster];
+    std::vector<model::EndpointSlice>& existing = existing_by_cluster[cluster];
     std::sort(existing.begin(), existing.end(),
               [](const auto& a, const auto& b) { return a.metadata.name < b.metadata.name; });
     // (2) guard.
@@ -1045,10 +1054,10 @@ void Agent::ForgetFirstSync(const std::string& uid) {
 
 Status Agent::DeleteImportedSlices(const std::string& key, const std::vector<std::string>& keep) {
   reconcile::Plan release;
+  const std::set<std::string_view> kept(keep.begin(), keep.end());
   local_slices_.store().ForEachByIndex(kLocalByImport, key, [&](const auto& slice) {
     const std::string cluster = LabelOf(slice->metadata, model::kLabelMcsSourceCluster);
-    if (ManagedByMcs(slice->metadata) &&
-        std::find(keep.begin(), keep.end(), cluster) == keep.end()) {
+    if (ManagedByMcs(slice->metadata) && !kept.contains(cluster)) {
       release.actions.push_back({reconcile::Operation::kDelete, slice->ToSlice()});
     }
   });
