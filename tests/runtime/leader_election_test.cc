@@ -448,6 +448,9 @@ TEST_F(LeaderElectionTest, ConcurrentRenewFailureWhenTheLeaseIsTakenStopsLeading
   auto a = Elector(Config("a", &observer));
   std::jthread run = Start(*a);
   ASSERT_TRUE(AdvanceUntil([&] { return observer.Started(); }, 1));
+  // Renew() writes at once after it starts leading (an immediate poll); the steal is read and
+  // written after that write, or it would carry a stale resourceVersion and be refused (409).
+  ASSERT_TRUE(clock.WaitSettled(1));
 
   model::Lease stolen = ReadLease();
   stolen.spec.holder_identity = "intruder";

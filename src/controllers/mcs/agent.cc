@@ -693,7 +693,16 @@ Status Agent::SyncExport(const std::string& key) {
   SW_RETURN_IF_ERROR(slices);
   // Importers count this cluster's slices as written once the record says so (spec §8.4:
   // Present only after every source cluster's slices exist). Said once, on the first success.
-  if (!published->metadata.annotations.contains(kAnnotationSlicesPublished)) {
+  // A Service with a selector always has an EndpointSlice here (its controller writes a
+  // placeholder when no pod matches), so none in our cache means the cache has not seen them
+  // yet, not that there are none: published then, importers would say Present over an empty
+  // set that only the order of our watches made. The slices' add event queues the export. (A
+  // Service handed to another controller (KEP-4770) that writes none stays unpublished: its
+  // importers say Absent, which is what they have.)
+  const bool local_slices_unseen =
+      *broker_slices == 0 && service != nullptr && service->spec.selector.has_value();
+  if (!published->metadata.annotations.contains(kAnnotationSlicesPublished) &&
+      !local_slices_unseen) {
     model::ServiceExportRecord marked = *published;
     marked.metadata.annotations[std::string(kAnnotationSlicesPublished)] =
         std::to_string(*broker_slices);

@@ -199,6 +199,11 @@ class AgentWritesTest : public ::testing::Test {
   // A Service in cluster-1 with one ready endpoint in its own EndpointSlice (as the endpoint
   // controller, which does not run here, would write it).
   void ServiceWithEndpoint(const std::string& name, const std::string& ip) {
+    SelectorService(name);
+    LocalSlice(name, ip);
+  }
+
+  void SelectorService(const std::string& name) {
     client::RestClient& c1 = *members_[0]->client;
     model::Service service;
     service.metadata.namespace_ = kNamespace;
@@ -209,6 +214,10 @@ class AgentWritesTest : public ::testing::Test {
     service.spec.ports.emplace_back().port = 80;
     ASSERT_TRUE(
         client::TypedClient<model::Service>(c1, client::ServiceCodec()).Create(service).ok());
+  }
+
+  void LocalSlice(const std::string& name, const std::string& ip) {
+    client::RestClient& c1 = *members_[0]->client;
     model::EndpointSlice slice;
     slice.metadata.namespace_ = kNamespace;
     slice.metadata.name = name + "-abcde";
@@ -422,6 +431,44 @@ TEST_F(AgentWritesTest, ANewImportWaitsForThePublishedSlicesBeforePresent) {
   ASSERT_TRUE(imported.ok());
   ASSERT_EQ(imported->items.size(), 1U);
   EXPECT_EQ(imported->items[0].endpoints.at(0).addresses.at(0), "10.1.0.1");
+}
+
+// A Service with a selector always has an EndpointSlice once its controller has run (a
+// placeholder when no pod matches). Exported before our cache has seen any (a Service, its
+// slices and its ServiceExport applied together), it is not published as "no slices": importers
+// would say Present over an empty set that only the order of our watches made (a flake in
+// AgentRefusalsTest found this). It is published once its slices are here.
+TEST_F(AgentWritesTest, AnExportWhoseSlicesAreNotSeenYetIsNotPublishedAsEmpty) {
+  SelectorService("web");
+  StartAgents();
+  Export("web");
+  client::TypedClient<model::ServiceExportRecord> records(*broker_, ServiceExportRecordCodec());
+  client::TypedClient<model::ServiceImport> imports(*members_[1]->client, ServiceImportCodec());
+  const std::string ns(model::kDefaultBrokerNamespace);
+  ASSERT_TRUE(Eventually([&] {
+    Result<codec::ListPage<model::ServiceExportRecord>> all = records.ListAll(ns, {});
+    return all.ok() && all->items.size() == 1;
+  }));
+  ASSERT_TRUE(Eventually([&] { return imports.Get(kNamespace, "web").ok(); }));
+  // Well within the importer's wait (kPublishWait, 5 s).
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  Result<codec::ListPage<model::ServiceExportRecord>> unpublished = records.ListAll(ns, {});
+  ASSERT_TRUE(unpublished.ok());
+  ASSERT_EQ(unpublished->items.size(), 1U);
+  EXPECT_FALSE(unpublished->items[0].metadata.annotations.contains(
+      "mcs.slicewright.io/endpointslices-published"));
+  Result<model::ServiceImport> waiting = imports.Get(kNamespace, "web");
+  ASSERT_TRUE(waiting.ok());
+  EXPECT_NE(waiting->status.endpoint_slice_objects, model::EndpointSliceObjects::kPresent);
+
+  LocalSlice("web", "10.1.0.1");
+  ASSERT_TRUE(Eventually([&] { return Converged("web", "10.1.0.1"); }));
+  Result<codec::ListPage<model::ServiceExportRecord>> published = records.ListAll(ns, {});
+  ASSERT_TRUE(published.ok());
+  ASSERT_EQ(published->items.size(), 1U);
+  EXPECT_EQ(
+      published->items[0].metadata.annotations.at("mcs.slicewright.io/endpointslices-published"),
+      "1");
 }
 
 }  // namespace
