@@ -272,6 +272,10 @@ void WatchStream::Tick(std::chrono::steady_clock::time_point now, bool bookmark_
     if (now >= options_.deadline) {
       released = FinishLocked();
     } else if (bookmark_due && options_.allow_bookmarks) {
+      // The store's delivered revision, as kube-apiserver's bookmarks carry its watch cache's:
+      // every event of ours up to it has been written above, so a client resuming from it misses
+      // nothing, and a watch of a resource nobody writes keeps a revision inside the history.
+      last_revision_ = std::max(last_revision_, storage_.DeliveredRevision());
       SendBookmarkLocked(last_revision_, false);
     }
   }

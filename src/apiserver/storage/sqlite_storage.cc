@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <filesystem>
 #include <optional>
@@ -429,6 +430,16 @@ class WatchHub {
 
   // Visits only the buckets that are '/'-terminated prefixes of the key (and "").
   void DeliverLocked(const EventPtr& event) SW_REQUIRES(mu) {
+    DeliverToSinksLocked(event);
+    // After the sinks: a reader of `delivered` sees their OnEvent calls done (release/acquire).
+    delivered.store(event->revision, std::memory_order_release);
+  }
+
+  // The last event revision handed to every sink (SqliteStorage::DeliveredRevision).
+  std::atomic<std::int64_t> delivered{0};
+
+ private:
+  void DeliverToSinksLocked(const EventPtr& event) SW_REQUIRES(mu) {
     if (buckets_.empty()) return;
     const std::string_view key = event->key;
     auto deliver = [&](std::string_view bucket) SW_REQUIRES(mu) {
@@ -447,7 +458,6 @@ class WatchHub {
     }
   }
 
- private:
   std::uint64_t next_id_ SW_GUARDED_BY(mu) = 1;
   std::map<std::string, std::vector<Watcher>, std::less<>> buckets_ SW_GUARDED_BY(mu);
 };
@@ -573,6 +583,7 @@ Result<std::unique_ptr<SqliteStorage>> SqliteStorage::Open(SqliteStorageOptions 
   SW_RETURN_IF_ERROR(db->Exec("PRAGMA mmap_size=0", "loading database " + options.path));
   SW_RETURN_IF_ERROR(db->PrepareWriteStatements());
   storage->db_ = std::move(db);
+  storage->hub_->delivered.store(storage->CurrentRevision(), std::memory_order_release);
   return storage;
 }
 
@@ -1043,6 +1054,10 @@ Result<std::unique_ptr<WatchRegistration>> SqliteStorage::Watch(const WatchOptio
 std::int64_t SqliteStorage::CurrentRevision() const {
   ReaderMutexLock lock(state_mu_);
   return current_revision_;
+}
+
+std::int64_t SqliteStorage::DeliveredRevision() const {
+  return hub_->delivered.load(std::memory_order_acquire);
 }
 
 std::int64_t SqliteStorage::CompactedRevision() const {

@@ -94,6 +94,7 @@ class SqliteStorage final : public Storage {
                                                    std::shared_ptr<WatchSink> sink) override;
 
   std::int64_t CurrentRevision() const override;
+  std::int64_t DeliveredRevision() const override;
   std::int64_t CompactedRevision() const override;
 
  private:

@@ -145,6 +145,12 @@ class Storage {
 
   // The revision of the last committed write (0 for an empty new store).
   virtual std::int64_t CurrentRevision() const = 0;
+  // Every event at or below this revision has been handed to the sinks registered at the time
+  // (their OnEvent has returned); CurrentRevision() may be ahead of it by a batch being fanned
+  // out. A watch's bookmark may carry it (kube-apiserver's carry the watch cache's revision, not
+  // that of the watched resource's last write), so a watch of a resource nobody writes resumes
+  // from a recent revision instead of falling out of the history.
+  virtual std::int64_t DeliveredRevision() const = 0;
   // Events at or below this revision are gone; watching or listing from there is kExpired.
   virtual std::int64_t CompactedRevision() const = 0;
 };

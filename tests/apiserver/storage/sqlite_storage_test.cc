@@ -207,6 +207,8 @@ TEST_F(SqliteStorageTest, CrudAssignsIncreasingRevisions) {
   EXPECT_EQ(gone.status().code(), StatusCode::kNotFound);
   EXPECT_EQ(gone.status().message(), "key /registry/core/pods/ns/a not found");
   EXPECT_EQ(store->CurrentRevision(), 5);
+  // One writer: each write was fanned out to the (no) sinks before it returned.
+  EXPECT_EQ(store->DeliveredRevision(), 5);
   EXPECT_EQ(store->CompactedRevision(), 0);
 }
 
@@ -627,6 +629,7 @@ TEST_F(SqliteStorageTest, ReopenRestoresStateAndHistory) {
   auto store = OpenStore(/*history_events=*/30);
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(store->CurrentRevision(), current);
+  EXPECT_EQ(store->DeliveredRevision(), current);  // nothing is left to fan out after a restart
   EXPECT_EQ(store->CompactedRevision(), compacted);
 
   // Replaying every event gives the objects the reopened store must hold.

@@ -332,5 +332,54 @@ TEST_F(AgentRefusalsTest, AWriteToAnObjectDeletedSinceReadIsAStaleRead) {
   }
 }
 
+// An import whose families change gets a new derived Service: the old one is deleted first. A
+// delete answered NotFound (an earlier sync deleted it; our cache has not seen that yet: found on
+// a real cluster under load) is the Service gone as wanted, not a refusal of the derived Service.
+TEST_F(AgentRefusalsTest, ADerivedServiceAlreadyDeletedIsNoRefusal) {
+  std::mutex mu;
+  std::vector<std::string> warnings;
+  log::SetSinkForTesting([&](log::Severity severity, std::string_view message) {
+    std::lock_guard lock(mu);
+    if (severity >= log::Severity::kWarning) warnings.emplace_back(message);
+  });
+  const std::string derived = ::slicewright::mcs::DerivedServiceName(kNamespace, "web");
+  const fakes::RuleId gone = member_proxy_->Add(
+      fakes::Match::Method("DELETE",
+                           std::string("/namespaces/") + kNamespace + "/services/" + derived)
+          .Times(1),
+      fakes::Fault::Respond(
+          404, R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+               R"("message":"services \")" +
+                   derived + R"(\" not found","reason":"NotFound","details":{"name":")" + derived +
+                   R"(","kind":"services"},"code":404})"));
+  Run("IPv4,IPv6");
+  ExportDualStack("web");
+  ASSERT_TRUE(Eventually([&] {
+    const std::optional<model::ServiceImport> got = Import("web");
+    return ImportReady("web") == "True Ready" && got->spec.ips.size() == 2;
+  })) << ImportReady("web");
+
+  // The exported Service goes single-stack: the import's families, so its derived Service's, too.
+  client::TypedClient<model::Service> services(*member_, client::ServiceCodec());
+  Result<model::Service> service = services.Get(kNamespace, "web");
+  ASSERT_TRUE(service.ok()) << service.status().ToString();
+  service->spec.ip_families = {"IPv4"};
+  service->spec.ip_family_policy = "SingleStack";
+  if (service->spec.cluster_ips.size() > 1) service->spec.cluster_ips.resize(1);
+  const Result<model::Service> updated = services.Update(*service);
+  ASSERT_TRUE(updated.ok()) << updated.status().ToString();
+  const bool single = Eventually([&] {
+    const std::optional<model::ServiceImport> got = Import("web");
+    return ImportReady("web") == "True Ready" && got->spec.ips.size() == 1;
+  });
+  log::SetSinkForTesting({});
+  ASSERT_TRUE(single) << ImportReady("web");
+  EXPECT_EQ(member_proxy_->Hits(gone), 1);
+  std::lock_guard lock(mu);
+  for (const std::string& line : warnings) {
+    EXPECT_EQ(line.find("refused the derived Service"), std::string::npos) << line;
+  }
+}
+
 }  // namespace
 }  // namespace slicewright::controllers::mcs
