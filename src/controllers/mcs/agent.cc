@@ -693,22 +693,29 @@ Status Agent::SyncExport(const std::string& key) {
   SW_RETURN_IF_ERROR(slices);
   // Importers count this cluster's slices as written once the record says so (spec §8.4:
   // Present only after every source cluster's slices exist). Said once, on the first success.
-  // A Service with a selector always has an EndpointSlice here (its controller writes a
-  // placeholder when no pod matches), so none in our cache means the cache has not seen them
-  // yet, not that there are none: published then, importers would say Present over an empty
-  // set that only the order of our watches made. The slices' add event queues the export. (A
-  // Service handed to another controller (KEP-4770) that writes none stays unpublished: its
-  // importers say Absent, which is what they have.)
-  const bool local_slices_unseen =
-      *broker_slices == 0 && service != nullptr && service->spec.selector.has_value();
-  if (!published->metadata.annotations.contains(kAnnotationSlicesPublished) &&
-      !local_slices_unseen) {
-    model::ServiceExportRecord marked = *published;
-    marked.metadata.annotations[std::string(kAnnotationSlicesPublished)] =
-        std::to_string(*broker_slices);
-    return GoneIsStale(record_client_.Update(marked).status());
+  if (published->metadata.annotations.contains(kAnnotationSlicesPublished)) return Status();
+  // A Service with a selector has an EndpointSlice here once its controller has run (a
+  // placeholder when no pod matches): none in our cache is most likely a cache that has not seen
+  // them yet. Published then as none, importers would say Present over an empty set that only
+  // the order of our watches made; so the export waits for them (their add event queues it) a
+  // moment, kPublishWait, at most: where no controller writes any (KEP-4770 hands the Service to
+  // one that may not), none is the truth.
+  bool local_slice_seen = false;
+  local_slices_.store().ForEachByIndex(kSliceByServiceIndex, key, [&](const auto& slice) {
+    if (!ManagedByMcs(slice->metadata)) local_slice_seen = true;
+  });
+  const std::string& export_uid = service_export->metadata.uid;
+  if (!local_slice_seen && service != nullptr && service->spec.selector.has_value() &&
+      SinceFirstSync(export_uid) < kPublishWait) {
+    return Status(
+        StatusCode::kUnavailable,
+        "waiting for the Service's EndpointSlices to show in the cache before publishing");
   }
-  return Status();
+  ForgetFirstSync(export_uid);
+  model::ServiceExportRecord marked = *published;
+  marked.metadata.annotations[std::string(kAnnotationSlicesPublished)] =
+      std::to_string(*broker_slices);
+  return GoneIsStale(record_client_.Update(marked).status());
 }
 
 Result<std::size_t> Agent::SyncBrokerSlices(const model::ServiceExportRecord& record) {

@@ -471,5 +471,53 @@ TEST_F(AgentWritesTest, AnExportWhoseSlicesAreNotSeenYetIsNotPublishedAsEmpty) {
       "1");
 }
 
+// The other side of the wait above: a placeholder slice (no pod matches) is the Service's slices
+// seen, published at once as none; and a Service with no slice at all (no controller writes any,
+// as KEP-4770 allows) is published as none after the wait (kPublishWait, 5 s), not never (its
+// importers would retry and never say Present). Both import Present, with no endpoint.
+TEST_F(AgentWritesTest, AServiceWithoutEndpointsIsPublishedAsNone) {
+  SelectorService("placeholder");
+  model::EndpointSlice placeholder;
+  placeholder.metadata.namespace_ = kNamespace;
+  placeholder.metadata.name = "placeholder-abcde";
+  placeholder.metadata.labels[std::string(model::kLabelServiceName)] = "placeholder";
+  placeholder.metadata.labels[std::string(model::kLabelManagedBy)] =
+      "endpointslice-controller.k8s.io";
+  placeholder.address_type = "IPv4";
+  ASSERT_TRUE(
+      client::TypedClient<model::EndpointSlice>(*members_[0]->client, client::EndpointSliceCodec())
+          .Create(placeholder)
+          .ok());
+  SelectorService("bare");
+  StartAgents();
+  const auto start = std::chrono::steady_clock::now();
+  Export("placeholder");
+  Export("bare");
+  client::TypedClient<model::ServiceExportRecord> records(*broker_, ServiceExportRecordCodec());
+  const auto published = [&](const std::string& service) -> std::string {
+    Result<codec::ListPage<model::ServiceExportRecord>> all =
+        records.ListAll(std::string(model::kDefaultBrokerNamespace), {});
+    if (!all.ok()) return "";
+    for (const model::ServiceExportRecord& record : all->items) {
+      const auto it =
+          record.metadata.annotations.find("mcs.slicewright.io/endpointslices-published");
+      if (record.spec.name == service && it != record.metadata.annotations.end()) return it->second;
+    }
+    return "";
+  };
+  ASSERT_TRUE(Eventually([&] { return published("placeholder") == "0"; }));
+  EXPECT_EQ(published("bare"), "");  // still waiting
+  ASSERT_TRUE(Eventually([&] { return published("bare") == "0"; }, std::chrono::seconds(20)));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(4900));
+  client::TypedClient<model::ServiceImport> imports(*members_[1]->client, ServiceImportCodec());
+  for (const char* name : {"placeholder", "bare"}) {
+    EXPECT_TRUE(Eventually([&] {
+      Result<model::ServiceImport> got = imports.Get(kNamespace, name);
+      return got.ok() &&
+             got->status.endpoint_slice_objects == model::EndpointSliceObjects::kPresent;
+    })) << name;
+  }
+}
+
 }  // namespace
 }  // namespace slicewright::controllers::mcs
