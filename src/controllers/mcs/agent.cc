@@ -638,6 +638,11 @@ Status Agent::SyncExport(const std::string& key) {
   // retried without touching the conditions (Ready would flap).
   std::optional<std::size_t> broker_slices;
   Status slices;
+  // Read before SyncBrokerSlices reads them: a slice that shows in between is then in both.
+  bool local_slice_seen = false;
+  local_slices_.store().ForEachByIndex(kSliceByServiceIndex, key, [&](const auto& slice) {
+    if (!ManagedByMcs(slice->metadata)) local_slice_seen = true;
+  });
   if (published.has_value()) {
     Result<std::size_t> synced = SyncBrokerSlices(*published);
     if (synced.ok()) {
@@ -700,10 +705,6 @@ Status Agent::SyncExport(const std::string& key) {
   // the order of our watches made; so the export waits for them (their add event queues it) a
   // moment, kPublishWait, at most: where no controller writes any (KEP-4770 hands the Service to
   // one that may not), none is the truth.
-  bool local_slice_seen = false;
-  local_slices_.store().ForEachByIndex(kSliceByServiceIndex, key, [&](const auto& slice) {
-    if (!ManagedByMcs(slice->metadata)) local_slice_seen = true;
-  });
   const std::string& export_uid = service_export->metadata.uid;
   if (!local_slice_seen && service != nullptr && service->spec.selector.has_value() &&
       SinceFirstSync(export_uid) < kPublishWait) {
