@@ -636,17 +636,12 @@ Status Agent::SyncExport(const std::string& key) {
   // Its EndpointSlices in the broker (owned by the record). Refused there (the forging guard, a
   // validation), the export is not Ready either, and says why; a stale cache or an outage is
   // retried without touching the conditions (Ready would flap).
-  std::optional<std::size_t> broker_slices;
+  std::optional<BrokerSync> broker_sync;
   Status slices;
-  // Read before SyncBrokerSlices reads them: a slice that shows in between is then in both.
-  bool local_slice_seen = false;
-  local_slices_.store().ForEachByIndex(kSliceByServiceIndex, key, [&](const auto& slice) {
-    if (!ManagedByMcs(slice->metadata)) local_slice_seen = true;
-  });
   if (published.has_value()) {
-    Result<std::size_t> synced = SyncBrokerSlices(*published);
+    Result<BrokerSync> synced = SyncBrokerSlices(*published);
     if (synced.ok()) {
-      broker_slices = *synced;
+      broker_sync = *synced;
     } else {
       slices = synced.status();
       if (!IsRetryable(slices)) {
@@ -706,7 +701,7 @@ Status Agent::SyncExport(const std::string& key) {
   // moment, kPublishWait, at most: where no controller writes any (KEP-4770 hands the Service to
   // one that may not), none is the truth.
   const std::string& export_uid = service_export->metadata.uid;
-  if (!local_slice_seen && service != nullptr && service->spec.selector.has_value() &&
+  if (broker_sync->local_slices == 0 && service != nullptr && service->spec.selector.has_value() &&
       SinceFirstSync(export_uid) < kPublishWait) {
     return Status(
         StatusCode::kUnavailable,
@@ -715,11 +710,11 @@ Status Agent::SyncExport(const std::string& key) {
   ForgetFirstSync(export_uid);
   model::ServiceExportRecord marked = *published;
   marked.metadata.annotations[std::string(kAnnotationSlicesPublished)] =
-      std::to_string(*broker_slices);
+      std::to_string(broker_sync->broker_slices);
   return GoneIsStale(record_client_.Update(marked).status());
 }
 
-Result<std::size_t> Agent::SyncBrokerSlices(const model::ServiceExportRecord& record) {
+Result<Agent::BrokerSync> Agent::SyncBrokerSlices(const model::ServiceExportRecord& record) {
   const std::string key = record.spec.namespace_ + "/" + record.spec.name;
   // (1) read: the Service's own slices here, ours in the broker.
   std::vector<model::EndpointSlice> local;
@@ -746,8 +741,10 @@ Result<std::size_t> Agent::SyncBrokerSlices(const model::ServiceExportRecord& re
   const reconcile::Plan plan = reconcile::PlanSlices(reconcile::DesiredBrokerSlices(record, local),
                                                      existing, reconcile::McsPlanOptions());
   SW_RETURN_IF_ERROR(ApplyPlan(plan, broker_slice_client_, broker_tracker_));
-  return plan.Count(reconcile::Operation::kCreate) + plan.Count(reconcile::Operation::kUpdate) +
-         plan.unchanged.size();
+  return BrokerSync{.broker_slices = plan.Count(reconcile::Operation::kCreate) +
+                                     plan.Count(reconcile::Operation::kUpdate) +
+                                     plan.unchanged.size(),
+                    .local_slices = local.size()};
 }
 
 Status Agent::DeleteBrokerSlices(const std::string& key) {

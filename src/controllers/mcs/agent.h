@@ -99,8 +99,13 @@ class Agent final {
   // Whether `cluster`'s Lease in the broker is current (ours always is).
   bool IsLive(const std::string& cluster) const;
   // The export side's slices: the exported Service's endpoints in the broker, owned by `record`.
-  // Returns how many broker slices this cluster has for the record's service.
-  Result<std::size_t> SyncBrokerSlices(const model::ServiceExportRecord& record);
+  // Returns how many broker slices this cluster has for the record's service, and how many of
+  // the Service's own slices here they were made from.
+  struct BrokerSync {
+    std::size_t broker_slices = 0;
+    std::size_t local_slices = 0;
+  };
+  Result<BrokerSync> SyncBrokerSlices(const model::ServiceExportRecord& record);
   // How many broker slices of the service `key` from `cluster` the broker cache holds.
   std::size_t BrokerSliceCount(const std::string& key, const std::string& cluster);
   Status DeleteBrokerSlices(const std::string& key);
