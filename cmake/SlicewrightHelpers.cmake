@@ -5,7 +5,12 @@ set(SW_WARNINGS
     -Wall -Wextra -Werror -Wpedantic -Wshadow -Wnon-virtual-dtor -Woverloaded-virtual
     -Wold-style-cast -Wnull-dereference -Wimplicit-fallthrough -Wformat=2)
 
-set(SW_SANITIZER_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
+# UBSan without three of its checks, which double the asan build's compile time (g++ 12, -O1: a
+# test file 67 s with them, 34 s without): alignment (x86 loads at any alignment, and no code of
+# ours reads wider types out of byte buffers), null (a null dereference faults, and ASan reports
+# it with its stack) and object-size (ASan's bounds checks find those overflows and more).
+set(SW_SANITIZER_FLAGS -fsanitize=address,undefined -fno-sanitize=alignment,null,object-size
+                       -fno-sanitize-recover=all -fno-omit-frame-pointer)
 
 function(sw_apply_flags target)
   target_compile_options(${target} PRIVATE ${SW_WARNINGS})

@@ -961,14 +961,18 @@ Status Agent::SyncImport(const std::string& key) {
     if (!slices_synced.ok() && !IsRetryable(slices_synced)) {
       SW_RETURN_IF_ERROR(refusal("its MCS EndpointSlices", slices_synced));
     }
-    const bool first_status =
-        written.status.endpoint_slice_objects == model::EndpointSliceObjects::kUnset;
+    // Until the import says Present, every live exporter's published slices must be here: not
+    // only for its first status. An import first written Absent (an exporter's slices were
+    // refused at the broker for longer than kPublishWait) whose exporter then publishes must
+    // not flip to Present over the empty set its record's watch outran (1 in ~1,000 under load).
+    const bool present =
+        written.status.endpoint_slice_objects == model::EndpointSliceObjects::kPresent;
     for (const model::ServiceExportRecord& record : records) {
       if (!slices_synced.ok() || !IsLive(record.spec.cluster)) continue;
       if (!record.metadata.annotations.contains(kAnnotationSlicesPublished)) {
         slices_synced = Status(StatusCode::kUnavailable,
                                record.spec.cluster + " has not published its slices yet");
-      } else if (first_status &&
+      } else if (!present &&
                  BrokerSliceCount(key, record.spec.cluster) < PublishedSliceCount(record)) {
         // Its record came through its watch before its slices came through theirs.
         slices_synced = Status(StatusCode::kUnavailable,

@@ -368,9 +368,15 @@ TEST_F(AgentRefusalsTest, ADerivedServiceAlreadyDeletedIsNoRefusal) {
   if (service->spec.cluster_ips.size() > 1) service->spec.cluster_ips.resize(1);
   const Result<model::Service> updated = services.Update(*service);
   ASSERT_TRUE(updated.ok()) << updated.status().ToString();
+  // Until the old derived Service is replaced, the import already shows its IPv4 address: wait
+  // for the new single-stack one, made after the delete answered NotFound and a real one.
   const bool single = Eventually([&] {
     const std::optional<model::ServiceImport> got = Import("web");
-    return ImportReady("web") == "True Ready" && got->spec.ips.size() == 1;
+    const Result<model::Service> derived_service = services.Get(kNamespace, derived);
+    return ImportReady("web") == "True Ready" && got->spec.ips.size() == 1 &&
+           derived_service.ok() && derived_service->spec.ip_families.size() == 1 &&
+           derived_service->spec.cluster_ips.size() == 1 &&
+           derived_service->spec.cluster_ips[0] == got->spec.ips[0];
   });
   log::SetSinkForTesting({});
   ASSERT_TRUE(single) << ImportReady("web");

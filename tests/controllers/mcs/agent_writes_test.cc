@@ -433,6 +433,74 @@ TEST_F(AgentWritesTest, ANewImportWaitsForThePublishedSlicesBeforePresent) {
   EXPECT_EQ(imported->items[0].endpoints.at(0).addresses.at(0), "10.1.0.1");
 }
 
+// The same race after the import's first status: an import written Absent (its exporter had not
+// published within the wait, as when the broker refused its slices for a while) whose exporter
+// then publishes stays Absent until the published slices are here, rather than flipping to
+// Present over the empty set that its record's watch outran (AgentRefusalsTest flaked on this).
+TEST_F(AgentWritesTest, AnAbsentImportWaitsForThePublishedSlicesBeforePresent) {
+  ServiceWithEndpoint("web", "10.1.0.1");
+  StartAgent(*members_[0]);
+  Export("web");
+  client::TypedClient<model::ServiceExportRecord> records(*broker_, ServiceExportRecordCodec());
+  client::TypedClient<model::EndpointSlice> broker_slices(*broker_, client::EndpointSliceCodec());
+  const std::string ns(model::kDefaultBrokerNamespace);
+  const std::string published_key = "mcs.slicewright.io/endpointslices-published";
+  client::ListOptions of_web;
+  of_web.label_selector = std::string(model::kLabelMcsServiceName) + "=web";
+  std::optional<model::ServiceExportRecord> record;
+  std::optional<model::EndpointSlice> slice;
+  ASSERT_TRUE(Eventually([&] {
+    Result<codec::ListPage<model::ServiceExportRecord>> all = records.ListAll(ns, {});
+    Result<codec::ListPage<model::EndpointSlice>> sliced = broker_slices.ListAll(ns, of_web);
+    if (!all.ok() || all->items.size() != 1 || !sliced.ok() || sliced->items.size() != 1 ||
+        !all->items[0].metadata.annotations.contains(published_key)) {
+      return false;
+    }
+    record = all->items[0];
+    slice = sliced->items[0];
+    return true;
+  }));
+  // cluster-1 stops (its Lease stays live); its record comes back unpublished, its slice later.
+  StopAgent(*members_[0]);
+  ASSERT_TRUE(broker_slices.Delete(ns, slice->metadata.name).ok());
+  ASSERT_TRUE(records.Delete(ns, record->metadata.name).ok());
+  StartAgent(*members_[1]);
+  for (model::ObjectMeta* meta : {&record->metadata, &slice->metadata}) {
+    meta->uid.clear();
+    meta->resource_version.clear();
+    meta->creation_timestamp.reset();
+  }
+  record->metadata.annotations.erase(published_key);
+  Result<model::ServiceExportRecord> recreated = records.Create(*record);
+  ASSERT_TRUE(recreated.ok()) << recreated.status().ToString();
+  client::TypedClient<model::ServiceImport> imports(*members_[1]->client, ServiceImportCodec());
+  const auto slice_objects = [&] {
+    Result<model::ServiceImport> got = imports.Get(kNamespace, "web");
+    return got.ok() ? got->status.endpoint_slice_objects : model::EndpointSliceObjects::kUnset;
+  };
+  // Past the wait (kPublishWait, 5 s): Absent.
+  ASSERT_TRUE(Eventually([&] { return slice_objects() == model::EndpointSliceObjects::kAbsent; },
+                         std::chrono::seconds(20)));
+  // Published, its slice not here yet: still Absent.
+  recreated->metadata.annotations[published_key] = "1";
+  Result<model::ServiceExportRecord> marked = records.Update(*recreated);
+  ASSERT_TRUE(marked.ok()) << marked.status().ToString();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_EQ(slice_objects(), model::EndpointSliceObjects::kAbsent);
+  for (model::OwnerReference& owner : slice->metadata.owner_references) {
+    owner.uid = recreated->metadata.uid;
+  }
+  ASSERT_TRUE(broker_slices.Create(*slice).ok());
+  ASSERT_TRUE(Eventually([&] { return slice_objects() == model::EndpointSliceObjects::kPresent; }));
+  client::TypedClient<model::EndpointSlice> member_slices(*members_[1]->client,
+                                                          client::EndpointSliceCodec());
+  Result<codec::ListPage<model::EndpointSlice>> imported =
+      member_slices.ListAll(kNamespace, of_web);
+  ASSERT_TRUE(imported.ok());
+  ASSERT_EQ(imported->items.size(), 1U);
+  EXPECT_EQ(imported->items[0].endpoints.at(0).addresses.at(0), "10.1.0.1");
+}
+
 // A Service with a selector always has an EndpointSlice once its controller has run (a
 // placeholder when no pod matches). Exported before our cache has seen any (a Service, its
 // slices and its ServiceExport applied together), it is not published as "no slices": importers
