@@ -972,11 +972,17 @@ Status Agent::SyncImport(const std::string& key) {
       if (!record.metadata.annotations.contains(kAnnotationSlicesPublished)) {
         slices_synced = Status(StatusCode::kUnavailable,
                                record.spec.cluster + " has not published its slices yet");
-      } else if (!present &&
-                 BrokerSliceCount(key, record.spec.cluster) < PublishedSliceCount(record)) {
-        // Its record came through its watch before its slices came through theirs.
-        slices_synced = Status(StatusCode::kUnavailable,
-                               record.spec.cluster + "'s published slices are not all here yet");
+      } else if (!present) {
+        // Fewer than it published: its record came through its watch before its slices came
+        // through theirs, for a moment (kPublishWait). Still fewer after that, the exporter has
+        // fewer now (the count is said once, on its first publish), which is not waited on.
+        const std::string& record_uid = record.metadata.uid;
+        if (BrokerSliceCount(key, record.spec.cluster) >= PublishedSliceCount(record)) {
+          ForgetFirstSync(record_uid);
+        } else if (SinceFirstSync(record_uid) < kPublishWait) {
+          slices_synced = Status(StatusCode::kUnavailable,
+                                 record.spec.cluster + "'s published slices are not all here yet");
+        }
       }
     }
     // A new import's first status waits (a moment, kPublishWait) for its slices to be complete:

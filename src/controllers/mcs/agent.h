@@ -115,8 +115,9 @@ class Agent final {
                             const std::vector<std::string>& clusters,
                             const std::string& derived_service);
   Status DeleteImportedSlices(const std::string& key, const std::vector<std::string>& keep);
-  // How long ago the import (or export) of uid `uid` was first synced without a status (without
-  // publishing its slices; zero the first time); Forget... once it has them.
+  // How long ago the import (or export, or exporter's record) of uid `uid` was first synced
+  // without a status (without publishing its slices; short of its published slices; zero the
+  // first time); Forget... once it has them.
   Clock::Duration SinceFirstSync(const std::string& uid);
   void ForgetFirstSync(const std::string& uid);
 
@@ -142,10 +143,11 @@ class Agent final {
   reconcile::EndpointSliceTracker import_tracker_;
   std::unique_ptr<SyncLoop> exports_loop_;
   std::unique_ptr<SyncLoop> imports_loop_;
-  // Imports without a status yet and exports whose slices are not published yet, by uid: when
-  // (our steady clock) we first synced each. A new import waits a moment for its slices before
-  // its first status, rather than writing Absent just before Present; a new export, for its
-  // Service's slices to show in our cache (agent.cc, kPublishWait).
+  // Imports without a status yet, records whose published slices are not all in our broker cache
+  // and exports whose slices are not published yet, by uid: when (our steady clock) we first
+  // synced each. A new import waits a moment for its slices before its first status, rather than
+  // writing Absent just before Present; an import not yet Present, for an exporter's published
+  // slices; a new export, for its Service's slices to show in our cache (agent.cc, kPublishWait).
   Mutex first_sync_mu_;
   std::map<std::string, Clock::TimePoint> first_sync_ SW_GUARDED_BY(first_sync_mu_);
   // This cluster's Lease and the others' liveness: records of expired clusters are left out.

@@ -501,6 +501,53 @@ TEST_F(AgentWritesTest, AnAbsentImportWaitsForThePublishedSlicesBeforePresent) {
   EXPECT_EQ(imported->items[0].endpoints.at(0).addresses.at(0), "10.1.0.1");
 }
 
+// The published count is said once: an exporter may have fewer slices now than it published
+// (its Service scaled down). An import not yet Present waits for them a moment (kPublishWait,
+// 5 s), then says Present over the slices there are, rather than waiting for ever.
+TEST_F(AgentWritesTest, AnExporterWithFewerSlicesThanItPublishedIsNotWaitedOnForEver) {
+  ServiceWithEndpoint("web", "10.1.0.1");
+  StartAgent(*members_[0]);
+  Export("web");
+  client::TypedClient<model::ServiceExportRecord> records(*broker_, ServiceExportRecordCodec());
+  const std::string ns(model::kDefaultBrokerNamespace);
+  const std::string published_key = "mcs.slicewright.io/endpointslices-published";
+  std::optional<model::ServiceExportRecord> record;
+  ASSERT_TRUE(Eventually([&] {
+    Result<codec::ListPage<model::ServiceExportRecord>> all = records.ListAll(ns, {});
+    if (!all.ok() || all->items.size() != 1 ||
+        !all->items[0].metadata.annotations.contains(published_key)) {
+      return false;
+    }
+    record = all->items[0];
+    return true;
+  }));
+  // As if cluster-1 had published two slices and now has one.
+  StopAgent(*members_[0]);
+  record->metadata.annotations[published_key] = "2";
+  Result<model::ServiceExportRecord> marked = records.Update(*record);
+  ASSERT_TRUE(marked.ok()) << marked.status().ToString();
+  const auto start = std::chrono::steady_clock::now();
+  StartAgent(*members_[1]);
+  client::TypedClient<model::ServiceImport> imports(*members_[1]->client, ServiceImportCodec());
+  ASSERT_TRUE(Eventually(
+      [&] {
+        Result<model::ServiceImport> got = imports.Get(kNamespace, "web");
+        return got.ok() &&
+               got->status.endpoint_slice_objects == model::EndpointSliceObjects::kPresent;
+      },
+      std::chrono::seconds(20)));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(4900));
+  client::TypedClient<model::EndpointSlice> member_slices(*members_[1]->client,
+                                                          client::EndpointSliceCodec());
+  client::ListOptions of_web;
+  of_web.label_selector = std::string(model::kLabelMcsServiceName) + "=web";
+  Result<codec::ListPage<model::EndpointSlice>> imported =
+      member_slices.ListAll(kNamespace, of_web);
+  ASSERT_TRUE(imported.ok());
+  ASSERT_EQ(imported->items.size(), 1U);
+  EXPECT_EQ(imported->items[0].endpoints.at(0).addresses.at(0), "10.1.0.1");
+}
+
 // A Service with a selector always has an EndpointSlice once its controller has run (a
 // placeholder when no pod matches). Exported before our cache has seen any (a Service, its
 // slices and its ServiceExport applied together), it is not published as "no slices": importers
