@@ -245,6 +245,29 @@ class AgentWritesTest : public ::testing::Test {
             .ok());
   }
 
+  // Waits for the broker to hold the one export record, marked published, and the one broker
+  // slice of `name`; copies both out.
+  bool PublishedToBroker(const std::string& name, std::optional<model::ServiceExportRecord>* record,
+                         std::optional<model::EndpointSlice>* slice) {
+    client::TypedClient<model::ServiceExportRecord> records(*broker_, ServiceExportRecordCodec());
+    client::TypedClient<model::EndpointSlice> broker_slices(*broker_, client::EndpointSliceCodec());
+    const std::string ns(model::kDefaultBrokerNamespace);
+    client::ListOptions of_name;
+    of_name.label_selector = std::string(model::kLabelMcsServiceName) + "=" + name;
+    return Eventually([&] {
+      Result<codec::ListPage<model::ServiceExportRecord>> all = records.ListAll(ns, {});
+      Result<codec::ListPage<model::EndpointSlice>> sliced = broker_slices.ListAll(ns, of_name);
+      if (!all.ok() || all->items.size() != 1 || !sliced.ok() || sliced->items.size() != 1 ||
+          !all->items[0].metadata.annotations.contains(
+              "mcs.slicewright.io/endpointslices-published")) {
+        return false;
+      }
+      *record = all->items[0];
+      *slice = sliced->items[0];
+      return true;
+    });
+  }
+
   // Every member imports `name` as the spec asks in the end: one ClusterSetIP, cluster-1 in
   // status.clusters, Present, and an MCS slice holding `ip`; the export is Ready.
   bool Converged(const std::string& name, const std::string& ip) {
@@ -383,18 +406,7 @@ TEST_F(AgentWritesTest, ANewImportWaitsForThePublishedSlicesBeforePresent) {
   of_web.label_selector = std::string(model::kLabelMcsServiceName) + "=web";
   std::optional<model::ServiceExportRecord> record;
   std::optional<model::EndpointSlice> slice;
-  ASSERT_TRUE(Eventually([&] {
-    Result<codec::ListPage<model::ServiceExportRecord>> all = records.ListAll(ns, {});
-    Result<codec::ListPage<model::EndpointSlice>> sliced = broker_slices.ListAll(ns, of_web);
-    if (!all.ok() || all->items.size() != 1 || !sliced.ok() || sliced->items.size() != 1 ||
-        !all->items[0].metadata.annotations.contains(
-            "mcs.slicewright.io/endpointslices-published")) {
-      return false;
-    }
-    record = all->items[0];
-    slice = sliced->items[0];
-    return true;
-  }));
+  ASSERT_TRUE(PublishedToBroker("web", &record, &slice));
   EXPECT_EQ(record->metadata.annotations.at("mcs.slicewright.io/endpointslices-published"), "1");
   // cluster-1 stops (its Lease stays live for its duration); its record and slice are taken away
   // and given back to the broker in the order the race delivers them: the record first.
@@ -449,17 +461,7 @@ TEST_F(AgentWritesTest, AnAbsentImportWaitsForThePublishedSlicesBeforePresent) {
   of_web.label_selector = std::string(model::kLabelMcsServiceName) + "=web";
   std::optional<model::ServiceExportRecord> record;
   std::optional<model::EndpointSlice> slice;
-  ASSERT_TRUE(Eventually([&] {
-    Result<codec::ListPage<model::ServiceExportRecord>> all = records.ListAll(ns, {});
-    Result<codec::ListPage<model::EndpointSlice>> sliced = broker_slices.ListAll(ns, of_web);
-    if (!all.ok() || all->items.size() != 1 || !sliced.ok() || sliced->items.size() != 1 ||
-        !all->items[0].metadata.annotations.contains(published_key)) {
-      return false;
-    }
-    record = all->items[0];
-    slice = sliced->items[0];
-    return true;
-  }));
+  ASSERT_TRUE(PublishedToBroker("web", &record, &slice));
   // cluster-1 stops (its Lease stays live); its record comes back unpublished, its slice later.
   StopAgent(*members_[0]);
   ASSERT_TRUE(broker_slices.Delete(ns, slice->metadata.name).ok());
@@ -512,15 +514,8 @@ TEST_F(AgentWritesTest, AnExporterWithFewerSlicesThanItPublishedIsNotWaitedOnFor
   const std::string ns(model::kDefaultBrokerNamespace);
   const std::string published_key = "mcs.slicewright.io/endpointslices-published";
   std::optional<model::ServiceExportRecord> record;
-  ASSERT_TRUE(Eventually([&] {
-    Result<codec::ListPage<model::ServiceExportRecord>> all = records.ListAll(ns, {});
-    if (!all.ok() || all->items.size() != 1 ||
-        !all->items[0].metadata.annotations.contains(published_key)) {
-      return false;
-    }
-    record = all->items[0];
-    return true;
-  }));
+  std::optional<model::EndpointSlice> slice;
+  ASSERT_TRUE(PublishedToBroker("web", &record, &slice));
   // As if cluster-1 had published two slices and now has one.
   StopAgent(*members_[0]);
   record->metadata.annotations[published_key] = "2";
