@@ -961,10 +961,9 @@ Status Agent::SyncImport(const std::string& key) {
     if (!slices_synced.ok() && !IsRetryable(slices_synced)) {
       SW_RETURN_IF_ERROR(refusal("its MCS EndpointSlices", slices_synced));
     }
-    // Until the import says Present, every live exporter's published slices must be here: not
-    // only for its first status. An import first written Absent (an exporter's slices were
-    // refused at the broker for longer than kPublishWait) whose exporter then publishes must
-    // not flip to Present over the empty set its record's watch outran (1 in ~1,000 under load).
+    // Until the import says Present (not only for its first status: an import written Absent
+    // must not flip to Present over the empty set its exporter's record's watch outran), every
+    // live exporter's published slices must be here.
     const bool present =
         written.status.endpoint_slice_objects == model::EndpointSliceObjects::kPresent;
     for (const model::ServiceExportRecord& record : records) {
@@ -1005,6 +1004,11 @@ Status Agent::SyncImport(const std::string& key) {
     SW_RETURN_IF_ERROR(GoneIsStale(import_client_.UpdateStatus(status_update).status()));
   }
   ForgetFirstSync(written.metadata.uid);
+  // Present from now on: the records' waits for their published slices are over.
+  if (decision.write == model::EndpointSliceObjects::kPresent &&
+      written.status.endpoint_slice_objects != model::EndpointSliceObjects::kPresent) {
+    for (const model::ServiceExportRecord& record : records) ForgetFirstSync(record.metadata.uid);
+  }
   // Absent first, then the slices go (the status update above requeues this import).
   if (decision.delete_slices) SW_RETURN_IF_ERROR(DeleteImportedSlices(key, {}));
   SW_RETURN_IF_ERROR(refused);

@@ -420,8 +420,6 @@ TEST_F(AgentWritesTest, ANewImportWaitsForThePublishedSlicesBeforePresent) {
   client::TypedClient<model::ServiceExportRecord> records(*broker_, ServiceExportRecordCodec());
   client::TypedClient<model::EndpointSlice> broker_slices(*broker_, client::EndpointSliceCodec());
   const std::string ns(model::kDefaultBrokerNamespace);
-  client::ListOptions of_web;
-  of_web.label_selector = std::string(model::kLabelMcsServiceName) + "=web";
   std::optional<model::ServiceExportRecord> record;
   std::optional<model::EndpointSlice> slice;
   ASSERT_TRUE(PublishedToBroker("web", &record, &slice));
@@ -469,8 +467,6 @@ TEST_F(AgentWritesTest, AnAbsentImportWaitsForThePublishedSlicesBeforePresent) {
   client::TypedClient<model::EndpointSlice> broker_slices(*broker_, client::EndpointSliceCodec());
   const std::string ns(model::kDefaultBrokerNamespace);
   const std::string published_key = "mcs.slicewright.io/endpointslices-published";
-  client::ListOptions of_web;
-  of_web.label_selector = std::string(model::kLabelMcsServiceName) + "=web";
   std::optional<model::ServiceExportRecord> record;
   std::optional<model::EndpointSlice> slice;
   ASSERT_TRUE(PublishedToBroker("web", &record, &slice));
@@ -517,7 +513,6 @@ TEST_F(AgentWritesTest, AnExporterWithFewerSlicesThanItPublishedIsNotWaitedOnFor
   StartAgent(*members_[0]);
   Export("web");
   client::TypedClient<model::ServiceExportRecord> records(*broker_, ServiceExportRecordCodec());
-  const std::string ns(model::kDefaultBrokerNamespace);
   const std::string published_key = "mcs.slicewright.io/endpointslices-published";
   std::optional<model::ServiceExportRecord> record;
   std::optional<model::EndpointSlice> slice;
