@@ -245,6 +245,37 @@ class AgentWritesTest : public ::testing::Test {
             .ok());
   }
 
+  // "web" (one endpoint, 10.1.0.1) exported by cluster-1's agent, the only one running: its
+  // record, marked published, and its one broker slice, as the broker holds them.
+  bool WebExportedByClusterOne(std::optional<model::ServiceExportRecord>* record,
+                               std::optional<model::EndpointSlice>* slice) {
+    ServiceWithEndpoint("web", "10.1.0.1");
+    StartAgent(*members_[0]);
+    Export("web");
+    return PublishedToBroker("web", record, slice);
+  }
+
+  // cluster-1's agent stopped (its Lease stays live for its duration), and `record` and `slice`
+  // deleted from the broker, left as new objects to create again (no uid, version or time).
+  bool TakenFromTheBroker(model::ServiceExportRecord* record, model::EndpointSlice* slice) {
+    StopAgent(*members_[0]);
+    const std::string ns(model::kDefaultBrokerNamespace);
+    if (!client::TypedClient<model::EndpointSlice>(*broker_, client::EndpointSliceCodec())
+             .Delete(ns, slice->metadata.name)
+             .ok() ||
+        !client::TypedClient<model::ServiceExportRecord>(*broker_, ServiceExportRecordCodec())
+             .Delete(ns, record->metadata.name)
+             .ok()) {
+      return false;
+    }
+    for (model::ObjectMeta* meta : {&record->metadata, &slice->metadata}) {
+      meta->uid.clear();
+      meta->resource_version.clear();
+      meta->creation_timestamp.reset();
+    }
+    return true;
+  }
+
   // Waits for the broker to hold the one export record, marked published, and the one broker
   // slice of `name`; copies both out.
   bool PublishedToBroker(const std::string& name, std::optional<model::ServiceExportRecord>* record,
@@ -414,27 +445,16 @@ TEST_F(AgentWritesTest, ARestartedAgentKeepsTheSlicesItsPreviousRunWrote) {
 // record marked published may arrive before the slices it counts. A new import then writes no
 // status until they are all here, rather than Present over MCS slices not written yet.
 TEST_F(AgentWritesTest, ANewImportWaitsForThePublishedSlicesBeforePresent) {
-  ServiceWithEndpoint("web", "10.1.0.1");
-  StartAgent(*members_[0]);
-  Export("web");
   client::TypedClient<model::ServiceExportRecord> records(*broker_, ServiceExportRecordCodec());
   client::TypedClient<model::EndpointSlice> broker_slices(*broker_, client::EndpointSliceCodec());
-  const std::string ns(model::kDefaultBrokerNamespace);
   std::optional<model::ServiceExportRecord> record;
   std::optional<model::EndpointSlice> slice;
-  ASSERT_TRUE(PublishedToBroker("web", &record, &slice));
+  ASSERT_TRUE(WebExportedByClusterOne(&record, &slice));
   EXPECT_EQ(record->metadata.annotations.at("mcs.slicewright.io/endpointslices-published"), "1");
   // cluster-1 stops (its Lease stays live for its duration); its record and slice are taken away
   // and given back to the broker in the order the race delivers them: the record first.
-  StopAgent(*members_[0]);
-  ASSERT_TRUE(broker_slices.Delete(ns, slice->metadata.name).ok());
-  ASSERT_TRUE(records.Delete(ns, record->metadata.name).ok());
+  ASSERT_TRUE(TakenFromTheBroker(&*record, &*slice));
   StartAgent(*members_[1]);
-  for (model::ObjectMeta* meta : {&record->metadata, &slice->metadata}) {
-    meta->uid.clear();
-    meta->resource_version.clear();
-    meta->creation_timestamp.reset();
-  }
   Result<model::ServiceExportRecord> recreated = records.Create(*record);
   ASSERT_TRUE(recreated.ok()) << recreated.status().ToString();
   client::TypedClient<model::ServiceImport> imports(*members_[1]->client, ServiceImportCodec());
@@ -460,26 +480,15 @@ TEST_F(AgentWritesTest, ANewImportWaitsForThePublishedSlicesBeforePresent) {
 // then publishes stays Absent until the published slices are here, rather than flipping to
 // Present over the empty set that its record's watch outran (AgentRefusalsTest flaked on this).
 TEST_F(AgentWritesTest, AnAbsentImportWaitsForThePublishedSlicesBeforePresent) {
-  ServiceWithEndpoint("web", "10.1.0.1");
-  StartAgent(*members_[0]);
-  Export("web");
   client::TypedClient<model::ServiceExportRecord> records(*broker_, ServiceExportRecordCodec());
   client::TypedClient<model::EndpointSlice> broker_slices(*broker_, client::EndpointSliceCodec());
-  const std::string ns(model::kDefaultBrokerNamespace);
   const std::string published_key = "mcs.slicewright.io/endpointslices-published";
   std::optional<model::ServiceExportRecord> record;
   std::optional<model::EndpointSlice> slice;
-  ASSERT_TRUE(PublishedToBroker("web", &record, &slice));
+  ASSERT_TRUE(WebExportedByClusterOne(&record, &slice));
   // cluster-1 stops (its Lease stays live); its record comes back unpublished, its slice later.
-  StopAgent(*members_[0]);
-  ASSERT_TRUE(broker_slices.Delete(ns, slice->metadata.name).ok());
-  ASSERT_TRUE(records.Delete(ns, record->metadata.name).ok());
+  ASSERT_TRUE(TakenFromTheBroker(&*record, &*slice));
   StartAgent(*members_[1]);
-  for (model::ObjectMeta* meta : {&record->metadata, &slice->metadata}) {
-    meta->uid.clear();
-    meta->resource_version.clear();
-    meta->creation_timestamp.reset();
-  }
   record->metadata.annotations.erase(published_key);
   Result<model::ServiceExportRecord> recreated = records.Create(*record);
   ASSERT_TRUE(recreated.ok()) << recreated.status().ToString();
@@ -509,14 +518,11 @@ TEST_F(AgentWritesTest, AnAbsentImportWaitsForThePublishedSlicesBeforePresent) {
 // (its Service scaled down). An import not yet Present waits for them a moment (kPublishWait,
 // 5 s), then says Present over the slices there are, rather than waiting for ever.
 TEST_F(AgentWritesTest, AnExporterWithFewerSlicesThanItPublishedIsNotWaitedOnForEver) {
-  ServiceWithEndpoint("web", "10.1.0.1");
-  StartAgent(*members_[0]);
-  Export("web");
   client::TypedClient<model::ServiceExportRecord> records(*broker_, ServiceExportRecordCodec());
   const std::string published_key = "mcs.slicewright.io/endpointslices-published";
   std::optional<model::ServiceExportRecord> record;
   std::optional<model::EndpointSlice> slice;
-  ASSERT_TRUE(PublishedToBroker("web", &record, &slice));
+  ASSERT_TRUE(WebExportedByClusterOne(&record, &slice));
   // As if cluster-1 had published two slices and now has one. (Present comes with the first
   // retry after the wait, whose backoff makes that 6 to 17 s in the dev build.)
   StopAgent(*members_[0]);
